@@ -1,0 +1,3 @@
+from ts2export.cli import main
+
+main()

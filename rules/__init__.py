@@ -1,0 +1,1 @@
+"""Rules: one TorchScript construct per module, discovered by the engine."""
