@@ -1,0 +1,85 @@
+"""``[tool.ts2export]`` configuration from the nearest ``pyproject.toml``."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+class ConfigError(Exception):
+    """A user's configuration is wrong: one clear line, exit 2."""
+
+
+_KEYS = {"select", "ignore", "exclude", "per-file-ignores", "inputs"}
+
+
+@dataclass
+class Config:
+    root: Path  # folder that holds the pyproject.toml (or the start folder)
+    source: Path | None = None
+    select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    # Example inputs for call sites that cannot show them: "path/to/file.py::name" -> "(expr, ...)"
+    inputs: dict[str, str] = field(default_factory=dict)
+
+
+def _str_list(value: object, key: str, source: Path) -> list[str]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{source}: [tool.ts2export] {key} must be a list of strings")
+    return list(value)
+
+
+def find_pyproject(start: Path) -> Path | None:
+    start = start.resolve()
+    for folder in [start, *start.parents] if start.is_dir() else [start.parent, *start.parent.parents]:
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
+                return candidate  # broken file: load_config reports it
+            if "ts2export" in data.get("tool", {}):
+                return candidate
+    return None
+
+
+def load_config(start: Path, explicit: Path | None = None) -> Config:
+    """Config of the nearest pyproject.toml with a [tool.ts2export] table (or ``explicit``)."""
+    path = explicit if explicit is not None else find_pyproject(start)
+    if path is None:
+        return Config(root=(start if start.is_dir() else start.parent).resolve())
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    table = data.get("tool", {}).get("ts2export", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.ts2export] must be a table")
+    unknown = sorted(set(table) - _KEYS)
+    if unknown:
+        raise ConfigError(f"{path}: unknown key(s) in [tool.ts2export]: {', '.join(unknown)} (known: {', '.join(sorted(_KEYS))})")
+    cfg = Config(root=path.parent.resolve(), source=path)
+    for key in ("select", "ignore", "exclude"):
+        if key in table:
+            setattr(cfg, key, _str_list(table[key], key, path))
+    pfi = table.get("per-file-ignores", {})
+    if not isinstance(pfi, dict):
+        raise ConfigError(f"{path}: [tool.ts2export] per-file-ignores must be a table of glob = [rule ids]")
+    cfg.per_file_ignores = {k: _str_list(v, f"per-file-ignores.{k}", path) for k, v in pfi.items()}
+    inputs = table.get("inputs", {})
+    if not isinstance(inputs, dict) or not all(isinstance(v, str) for v in inputs.values()):
+        raise ConfigError(f"{path}: [tool.ts2export] inputs must be a table of \"file.py::name\" = \"(expr, ...)\"")
+    cfg.inputs = dict(inputs)
+    return cfg

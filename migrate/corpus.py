@@ -1,0 +1,154 @@
+"""The corpus harness: proves every rewrite on TorchScript-era programs.
+
+A case is a folder ``corpus/<family>/<case>/`` with
+
+* ``before/`` -- the TorchScript-era program (one or more files; ``main.py`` is the entry point),
+* ``after/``  -- the golden: exactly what ``ts2export apply`` makes of ``before/``,
+* ``case.toml`` (optional) -- ``description``, ``unsafe_fixes`` (default true), ``select``,
+  ``run`` (default: true when ``before/main.py`` exists), ``entry`` (default ``main.py``),
+  ``remaining`` (rule ids that ``check`` must still report after ``apply``; default none),
+  ``rtol`` / ``atol`` (default: torch.testing's dtype-aware tolerances).
+
+A runnable program is started as ``python main.py OUT`` in a scratch copy of its folder and must
+``torch.save`` its outputs (any nesting of tensors and Python values) to ``OUT``. The harness runs
+the original and the migrated program and compares their outputs with ``torch.testing``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ts2export.engine import Options, Task, process_bytes
+from ts2export.discovery import file_kind
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+_CASE_KEYS = {"description", "unsafe_fixes", "select", "run", "entry", "remaining", "rtol", "atol", "timeout"}
+
+
+@dataclass
+class Case:
+    root: Path
+    description: str = ""
+    unsafe_fixes: bool = True
+    select: tuple[str, ...] = ()
+    run: bool = False
+    entry: str = "main.py"
+    remaining: tuple[str, ...] = ()
+    rtol: float | None = None
+    atol: float | None = None
+    timeout: float = 600
+
+    @property
+    def name(self) -> str:
+        return f"{self.root.parent.name}/{self.root.name}"
+
+    @property
+    def before(self) -> Path:
+        return self.root / "before"
+
+    @property
+    def after(self) -> Path:
+        return self.root / "after"
+
+
+def load_case(folder: Path) -> Case:
+    meta: dict = {}
+    toml = folder / "case.toml"
+    if toml.is_file():
+        meta = tomllib.loads(toml.read_text(encoding="utf-8"))
+        unknown = set(meta) - _CASE_KEYS
+        if unknown:
+            raise ValueError(f"{toml}: unknown keys {sorted(unknown)}")
+    case = Case(root=folder)
+    case.description = meta.get("description", "")
+    case.unsafe_fixes = bool(meta.get("unsafe_fixes", True))
+    case.select = tuple(meta.get("select", ()))
+    case.entry = meta.get("entry", "main.py")
+    case.run = bool(meta.get("run", (folder / "before" / case.entry).is_file()))
+    case.remaining = tuple(meta.get("remaining", ()))
+    case.rtol, case.atol = meta.get("rtol"), meta.get("atol")
+    case.timeout = float(meta.get("timeout", 600))
+    return case
+
+
+def all_cases(corpus: Path = CORPUS) -> list[Case]:
+    return [load_case(p.parent) for p in sorted(corpus.glob("*/*/before"))]
+
+
+def source_files(tree: Path) -> list[Path]:
+    return sorted(p for p in tree.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+
+
+@dataclass
+class Migration:
+    files: dict[str, bytes] = field(default_factory=dict)  # relative path -> migrated bytes
+    remaining: Counter = field(default_factory=Counter)  # rule id -> findings left
+    errors: list[str] = field(default_factory=list)
+    second_pass_changes: list[str] = field(default_factory=list)
+
+
+def migrate_tree(case: Case) -> Migration:
+    """What ``apply`` makes of ``before/`` (in memory), what is left, and whether it is idempotent."""
+    out = Migration()
+    options = Options(select=case.select, fix="unsafe" if case.unsafe_fixes else "safe")
+    check = Options(select=case.select)
+    for path in source_files(case.before):
+        rel = path.relative_to(case.before).as_posix()
+        data = path.read_bytes()
+        kind = file_kind(path)
+        if kind is None:
+            out.files[rel] = data
+            continue
+        res = process_bytes(data, Task(rel, kind), options)
+        if res.error:
+            out.errors.append(f"{rel}: {res.error}")
+        out.errors.extend(res.notes)
+        new = res.new if res.changed else data
+        out.files[rel] = new
+        again = process_bytes(new, Task(rel, kind), options)
+        if again.changed:
+            out.second_pass_changes.append(rel)
+        left = process_bytes(new, Task(rel, kind), check)
+        out.remaining.update(f.rule_id for f in left.findings)
+    return out
+
+
+def run_program(tree: Path, entry: str, timeout: float, extra_files: dict[str, bytes] | None = None) -> tuple[object, str]:
+    """Run ``entry`` in a scratch copy of ``tree`` (optionally overlaid); return (outputs, log)."""
+    import torch
+
+    with tempfile.TemporaryDirectory(prefix="ts2export-case-") as tmp:
+        work = Path(tmp) / "prog"
+        shutil.copytree(tree, work, ignore=shutil.ignore_patterns("__pycache__"))
+        for rel, data in (extra_files or {}).items():
+            (work / rel).parent.mkdir(parents=True, exist_ok=True)
+            (work / rel).write_bytes(data)
+        out_file = Path(tmp) / "outputs.pt"
+        env = dict(os.environ, PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1")
+        proc = subprocess.run(
+            [sys.executable, "-W", "ignore::DeprecationWarning", entry, str(out_file)],
+            cwd=work, env=env, capture_output=True, text=True, timeout=timeout,
+        )
+        log = proc.stdout + proc.stderr
+        if proc.returncode != 0:
+            raise RuntimeError(f"{entry} exited {proc.returncode}:\n{log[-4000:]}")
+        if not out_file.is_file():
+            raise RuntimeError(f"{entry} wrote no outputs to argv[1]")
+        return torch.load(out_file, weights_only=False), log
+
+
+def compare_outputs(expected: object, actual: object, case: Case) -> None:
+    import torch
+
+    kwargs = {}
+    if case.rtol is not None or case.atol is not None:
+        kwargs = {"rtol": case.rtol or 0.0, "atol": case.atol or 0.0}
+    torch.testing.assert_close(actual, expected, **kwargs)

@@ -1,0 +1,166 @@
+"""Report formats: text, json, sarif (2.1.0) and github (workflow-command annotations)."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections import Counter
+from typing import Sequence
+
+from ts2export import __version__
+from ts2export.engine import FileResult
+from ts2export.registry import all_rules
+from ts2export.rule import Finding
+
+FORMATS = ("text", "json", "sarif", "github")
+INFO_URI = "https://github.com/ts2export/ts2export"
+
+
+def _findings(results: Sequence[FileResult]) -> list[Finding]:
+    return sorted((f for r in results for f in r.findings), key=Finding.sort_key)
+
+
+def _errors(results: Sequence[FileResult]) -> list[FileResult]:
+    return [r for r in results if r.error]
+
+
+def summary_counts(results: Sequence[FileResult]) -> dict:
+    findings = _findings(results)
+    return {
+        "files": len(results),
+        "files_with_findings": len({f.path for f in findings}),
+        "findings": len(findings),
+        "fixable_safe": sum(f.applicability.value == "safe" for f in findings),
+        "fixable_unsafe": sum(f.applicability.value == "unsafe" for f in findings),
+        "suppressed": sum(r.suppressed for r in results),
+        "errors": len(_errors(results)),
+        "by_rule": dict(sorted(Counter(f.rule_id for f in findings).items())),
+    }
+
+
+def finding_line(f: Finding) -> str:
+    mark = {"safe": " [*]", "unsafe": " [**]"}.get(f.applicability.value, "")
+    return f"{f.path}:{f.line}:{f.column}: {f.rule_id} {f.message}{mark}"
+
+
+def error_line(r: FileResult) -> str:
+    return f"{r.path}: error: {r.error}"
+
+
+def summary_line(results: Sequence[FileResult]) -> str:
+    c = summary_counts(results)
+    parts = [f"Found {c['findings']} TorchScript finding{'s' if c['findings'] != 1 else ''} in {c['files_with_findings']} of {c['files']} file{'s' if c['files'] != 1 else ''}"]
+    fixes = []
+    if c["fixable_safe"]:
+        fixes.append(f"{c['fixable_safe']} fixable with `ts2export apply` [*]")
+    if c["fixable_unsafe"]:
+        fixes.append(f"{c['fixable_unsafe']} more with `--unsafe-fixes` [**]")
+    if fixes:
+        parts.append("; ".join(fixes))
+    if c["suppressed"]:
+        parts.append(f"{c['suppressed']} suppressed")
+    if c["errors"]:
+        parts.append(f"{c['errors']} file{'s' if c['errors'] != 1 else ''} could not be checked")
+    return ", ".join(parts[:1]) + (" (" + "; ".join(parts[1:]) + ")" if parts[1:] else "") + "."
+
+
+def to_json(results: Sequence[FileResult]) -> str:
+    doc = {
+        "tool": "ts2export",
+        "version": __version__,
+        "findings": [f.to_dict() for f in _findings(results)],
+        "errors": [{"path": r.path, "message": r.error} for r in _errors(results)],
+        "summary": summary_counts(results),
+    }
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def to_sarif(results: Sequence[FileResult]) -> str:
+    rules = all_rules()
+    index = {r.id: i for i, r in enumerate(rules)}
+    sarif_rules = []
+    for r in rules:
+        sections = r.doc_sections()
+        sarif_rules.append({
+            "id": r.id,
+            "name": r.name(),
+            "shortDescription": {"text": r.summary},
+            "fullDescription": {"text": sections.get("what it does", r.summary)},
+            "help": {"text": sections.get("why", r.summary)},
+            "properties": {"fix": r.applicability.value},
+        })
+    sarif_results = []
+    for f in _findings(results):
+        sarif_results.append({
+            "ruleId": f.rule_id,
+            "ruleIndex": index[f.rule_id],
+            "level": "warning",
+            "message": {"text": f.message},
+            "locations": [{
+                "physicalLocation": {
+                    "artifactLocation": {"uri": f.path.replace("\\", "/"), "uriBaseId": "%SRCROOT%"},
+                    "region": {
+                        "startLine": f.line,
+                        "startColumn": f.column,
+                        "endLine": max(f.end_line, f.line),
+                        "endColumn": f.end_column if f.end_line else f.column + 1,
+                    },
+                }
+            }],
+            "properties": {"fix": f.applicability.value},
+        })
+    notifications = [
+        {
+            "level": "error",
+            "message": {"text": r.error},
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": r.path.replace("\\", "/"), "uriBaseId": "%SRCROOT%"}}}],
+        }
+        for r in _errors(results)
+    ]
+    doc = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "ts2export", "version": __version__, "informationUri": INFO_URI, "rules": sarif_rules}},
+            "results": sarif_results,
+            "invocations": [{
+                "executionSuccessful": not notifications,
+                "toolExecutionNotifications": notifications,
+            }],
+        }],
+    }
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def _gh_escape(text: str, prop: bool = False) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if prop:
+        text = text.replace(":", "%3A").replace(",", "%2C")
+    return text
+
+
+def to_github(results: Sequence[FileResult]) -> str:
+    lines = []
+    for f in _findings(results):
+        lines.append(
+            f"::warning file={_gh_escape(f.path, True)},line={f.line},col={f.column},"
+            f"endLine={max(f.end_line, f.line)},title={_gh_escape(f.rule_id, True)}::{_gh_escape(f.message)}"
+        )
+    for r in _errors(results):
+        lines.append(f"::error file={_gh_escape(r.path, True)},title=ts2export::{_gh_escape(r.error or '')}")
+    return "".join(line + "\n" for line in lines)
+
+
+def unified_diff(r: FileResult) -> str:
+    """A ``git apply``-able diff of one changed file (text decoded as the file's own encoding)."""
+    from ts2export.engine import decode_for_diff
+
+    old, new = decode_for_diff(r.original or b""), decode_for_diff(r.new or b"")
+    path = r.path.replace("\\", "/")
+    lines = list(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{path}", f"b/{path}"))
+    out = []
+    for line in lines:
+        if not line.endswith("\n"):
+            line += "\n\\ No newline at end of file\n"
+        out.append(line)
+    return "".join(out)

@@ -1,0 +1,338 @@
+"""The rule API: the small public face that every rule imports.
+
+A rule is one class in one module of ``ts2export.rules``. It carries its id, a one-line summary,
+its documentation (the class docstring with the sections *What it does*, *Why*, *Example*,
+*Fix safety*), the applicability of its fix, and examples (``VALID`` code it must leave alone,
+``INVALID`` code with the result of its fix). The test suite runs every rule's examples, and
+``docs/rules.md`` is generated from them.
+
+Two kinds of rules exist:
+
+* :class:`Rule` -- a libcst visitor over a Python module. It sees qualified names (every import
+  spelling of ``torch.jit.script`` resolves to the same name) and reports findings with optional
+  fixes: node replacements that the engine applies, re-parses and compiles.
+* :class:`TextRule` -- a line-oriented check over other sources (C++), report-only.
+
+Rules never import the engine; the engine finds rules without naming them.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass, field
+from typing import ClassVar, Iterable, Iterator, Mapping, Sequence, Union
+
+import libcst as cst
+from libcst.metadata import (
+    CodeRange,
+    ParentNodeProvider,
+    PositionProvider,
+    QualifiedNameProvider,
+    ScopeProvider,
+)
+
+__all__ = [
+    "Applicability",
+    "Edit",
+    "Finding",
+    "Fix",
+    "Import",
+    "Invalid",
+    "Rule",
+    "RuleContext",
+    "TextRule",
+    "Valid",
+    "TORCHSCRIPT_PREFIXES",
+    "TextFinding",
+    "argument",
+]
+
+# Qualified-name prefixes that mean "TorchScript". The catch-all rule and the pre-filter use them.
+TORCHSCRIPT_PREFIXES: tuple[str, ...] = (
+    "torch.jit",
+    "torch.classes",
+    "torch._C._jit",
+    "torch._C.ScriptModule",
+    "torch._C.ScriptFunction",
+    "torch._C.CompilationUnit",
+    "torch.utils.mobile_optimizer",
+)
+
+
+class Applicability(str, enum.Enum):
+    """How far a fix can be trusted (ruff's scheme)."""
+
+    SAFE = "safe"  # keeps behaviour; written by `apply`
+    UNSAFE = "unsafe"  # may change behaviour; written by `apply --unsafe-fixes`
+    NONE = "none"  # report only
+
+    def __str__(self) -> str:  # pragma: no cover - trivial
+        return self.value
+
+
+@dataclass(frozen=True)
+class Import:
+    """An import that a fix needs: ``import module`` or ``from module import name [as asname]``."""
+
+    module: str
+    name: str | None = None
+    asname: str | None = None
+
+
+Replacement = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace ``node`` (a node of the module being checked) with ``replacement``."""
+
+    node: cst.CSTNode
+    replacement: Replacement
+
+
+@dataclass(frozen=True)
+class Fix:
+    """An atomic set of edits plus the imports the new code needs."""
+
+    edits: tuple[Edit, ...]
+    imports: tuple[Import, ...] = ()
+    applicability: Applicability = Applicability.SAFE
+
+
+@dataclass
+class Finding:
+    """One TorchScript construct found in a file."""
+
+    rule_id: str
+    path: str
+    line: int  # 1-based
+    column: int  # 1-based
+    message: str
+    applicability: Applicability
+    end_line: int = 0
+    end_column: int = 0
+    fixed: bool = False
+    fallback: bool = False
+    fix: Fix | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def fixable(self) -> bool:
+        return self.applicability is not Applicability.NONE
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.line, self.column, self.rule_id, self.message)
+
+    def to_dict(self) -> dict:
+        return {
+            "rule": self.rule_id,
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line,
+            "end_column": self.end_column,
+            "message": self.message,
+            "fix": self.applicability.value,
+            "fixed": self.fixed,
+        }
+
+
+@dataclass(frozen=True)
+class Valid:
+    """Code the rule must leave alone (no finding from this rule)."""
+
+    code: str
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """Code the rule must report; ``expected`` is the code after its fix (None: report only).
+
+    ``unsafe`` marks examples whose fix is only written with ``--unsafe-fixes``; ``count`` is the
+    number of findings the rule must report (default: at least one)."""
+
+    code: str
+    expected: str | None = None
+    unsafe: bool = False
+    count: int | None = None
+    path: str = "example.py"
+
+
+@dataclass
+class RuleContext:
+    """What a rule may know about the file it checks."""
+
+    path: str
+    source: str
+    options: Mapping[str, object] = field(default_factory=dict)
+    # Other files of the same run are not visible: rules are per file, so files run in parallel.
+
+    @property
+    def lines(self) -> list[str]:
+        return self.source.splitlines()
+
+
+class _RuleMeta:
+    """Shared metadata and documentation helpers of both rule kinds."""
+
+    #: Stable id, e.g. ``TSX101`` (see docs/rules.md for the scheme).
+    id: ClassVar[str] = ""
+    #: One-line summary in the imperative or descriptive voice.
+    summary: ClassVar[str] = ""
+    #: Applicability of this rule's fixes (``NONE`` for report-only rules).
+    applicability: ClassVar[Applicability] = Applicability.NONE
+    #: File kinds the rule checks: "python" or "cpp".
+    file_kinds: ClassVar[tuple[str, ...]] = ("python",)
+    #: Substrings one of which a file must contain for the rule to possibly match (pre-filter).
+    triggers: ClassVar[tuple[str, ...]] = ("jit",)
+    #: A fallback rule's findings are dropped where another rule reports the same place.
+    fallback: ClassVar[bool] = False
+    VALID: ClassVar[Sequence[Valid]] = ()
+    INVALID: ClassVar[Sequence[Invalid]] = ()
+
+    @classmethod
+    def name(cls) -> str:
+        """Kebab-case name derived from the class name (``RemoveJitAnnotate`` -> ``remove-jit-annotate``)."""
+        return re.sub(r"(?<!^)(?=[A-Z])", "-", cls.__name__).lower()
+
+    @classmethod
+    def doc_sections(cls) -> dict[str, str]:
+        """The docstring split into its sections (What it does / Why / Example / Fix safety)."""
+        import inspect
+
+        text = inspect.cleandoc(cls.__doc__ or "")
+        sections: dict[str, str] = {}
+        current = "summary"
+        buf: list[str] = []
+        for line in text.splitlines():
+            m = re.fullmatch(r"#+\s*(.+?)\s*", line)
+            if m:
+                sections[current] = "\n".join(buf).strip()
+                current, buf = m.group(1).lower(), []
+            else:
+                buf.append(line)
+        sections[current] = "\n".join(buf).strip()
+        return sections
+
+
+class Rule(_RuleMeta, cst.BatchableCSTVisitor):
+    """Base class of Python rules: a batchable libcst visitor with metadata."""
+
+    METADATA_DEPENDENCIES = (
+        PositionProvider,
+        QualifiedNameProvider,
+        ParentNodeProvider,
+        ScopeProvider,
+    )
+
+    def __init__(self, context: RuleContext) -> None:
+        super().__init__()
+        self.context = context
+        self.findings: list[tuple[cst.CSTNode, str, Fix | None, Applicability]] = []
+
+    # -- reporting --------------------------------------------------------------------------
+    def report(
+        self,
+        node: cst.CSTNode,
+        message: str,
+        *,
+        replacement: Replacement | None = None,
+        edits: Iterable[Edit] | None = None,
+        imports: Iterable[Import] = (),
+        applicability: Applicability | None = None,
+    ) -> None:
+        """Report ``node``. Give ``replacement`` (for ``node`` itself) or ``edits`` to offer a fix."""
+        appl = applicability or self.applicability
+        all_edits: list[Edit] = list(edits or ())
+        if replacement is not None:
+            all_edits.insert(0, Edit(node, replacement))
+        fix = Fix(tuple(all_edits), tuple(imports), appl) if all_edits else None
+        if fix is None:
+            appl = Applicability.NONE
+        self.findings.append((node, message, fix, appl))
+
+    # -- helpers over metadata --------------------------------------------------------------
+    def qualnames(self, node: cst.CSTNode) -> set[str]:
+        try:
+            return {q.name for q in self.get_metadata(QualifiedNameProvider, node, set())}
+        except KeyError:  # pragma: no cover - node created by a rule
+            return set()
+
+    def matches(self, node: cst.CSTNode, *names: str) -> str | None:
+        """The qualified name of ``node`` if it is one of ``names``, else None."""
+        found = self.qualnames(node)
+        for name in names:
+            if name in found:
+                return name
+        return None
+
+    def matches_prefix(self, node: cst.CSTNode, *prefixes: str) -> str | None:
+        for q in sorted(self.qualnames(node)):
+            for p in prefixes:
+                if q == p or q.startswith(p + "."):
+                    return q
+        return None
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self.get_metadata(ParentNodeProvider, node, None)
+
+    def position(self, node: cst.CSTNode) -> CodeRange:
+        return self.get_metadata(PositionProvider, node)
+
+    def line_comment(self, node: cst.CSTNode) -> str:
+        """The source line(s) a node starts on, for hint comments."""
+        pos = self.position(node)
+        lines = self.context.lines
+        return lines[pos.start.line - 1] if 0 < pos.start.line <= len(lines) else ""
+
+    def substitute(self, node: cst.BaseExpression, value: cst.BaseExpression) -> cst.BaseExpression:
+        """``value`` made fit to stand where ``node`` stands (parenthesised where precedence needs it)."""
+        atomic = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.List, cst.Dict, cst.Tuple, cst.Set,
+                  cst.ListComp, cst.DictComp, cst.SetComp, cst.GeneratorExp, cst.BaseNumber, cst.BaseString,
+                  cst.Ellipsis)
+        if value.lpar or isinstance(value, atomic):
+            return value
+        parent = self.parent(node)
+        free = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Arg, cst.Expr, cst.Element,
+                cst.DictElement, cst.Index, cst.Yield)
+        if isinstance(parent, free):
+            return value
+        return value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+    @staticmethod
+    def code_of(node: cst.CSTNode) -> str:
+        return cst.Module(body=[]).code_for_node(node)
+
+    @staticmethod
+    def parse_expr(code: str) -> cst.BaseExpression:
+        return cst.parse_expression(code)
+
+
+def argument(call: cst.Call, index: int | None, keyword: str | None = None) -> cst.BaseExpression | None:
+    """The value of a call's argument given by position ``index`` or by ``keyword`` (None if absent)."""
+    for arg in call.args:
+        if keyword is not None and arg.keyword is not None and arg.keyword.value == keyword:
+            return arg.value
+    if index is None:
+        return None
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    return positional[index].value if len(positional) > index else None
+
+
+@dataclass(frozen=True)
+class TextFinding:
+    line: int  # 1-based
+    column: int  # 1-based
+    message: str
+
+
+class TextRule(_RuleMeta):
+    """Base class of line-oriented, report-only rules over non-Python sources (C++)."""
+
+    file_kinds: ClassVar[tuple[str, ...]] = ("cpp",)
+
+    def __init__(self, context: RuleContext) -> None:
+        self.context = context
+
+    def check(self, text: str) -> Iterator[TextFinding]:  # pragma: no cover - abstract
+        raise NotImplementedError

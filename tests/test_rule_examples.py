@@ -1,0 +1,75 @@
+"""Every rule's own examples are its tests: VALID code yields no finding of that rule, INVALID
+code yields findings and, where the example gives one, the result of the fix."""
+
+import pytest
+
+from ts2export.engine import Options, Task, process_bytes
+from ts2export.registry import all_rules
+from ts2export.rule import Applicability
+
+RULES = all_rules()
+
+
+def _cases(kind):
+    for rule in RULES:
+        for i, example in enumerate(getattr(rule, kind)):
+            yield pytest.param(rule, example, id=f"{rule.id}-{kind.lower()}-{i}")
+
+
+def _task(rule, example):
+    path = getattr(example, "path", "example.py")
+    if "cpp" in rule.file_kinds and path == "example.py":
+        path = "example.cpp"
+    return Task(path, "cpp" if path.endswith((".cpp", ".cc", ".h", ".hpp")) else "python")
+
+
+def _run(rule, example, fix=None):
+    res = process_bytes(example.code.encode(), _task(rule, example), Options(select=(rule.id,), fix=fix))
+    assert res.error is None, res.error
+    assert not res.notes, res.notes
+    return res
+
+
+@pytest.mark.parametrize("rule,example", list(_cases("VALID")))
+def test_valid_examples_are_left_alone(rule, example):
+    res = _run(rule, example, fix="unsafe")
+    assert res.findings == [] and res.fixed == []
+    assert not res.changed
+
+
+@pytest.mark.parametrize("rule,example", list(_cases("INVALID")))
+def test_invalid_examples_are_reported_and_fixed(rule, example):
+    res = _run(rule, example)
+    found = [f for f in res.findings if f.rule_id == rule.id]
+    if example.count is not None:
+        assert len(found) == example.count, [f.message for f in found]
+    else:
+        assert found, f"{rule.id} reported nothing"
+    for f in found:
+        assert f.message and f.line >= 1 and f.column >= 1
+    if example.expected is None:
+        assert all(f.applicability is Applicability.NONE for f in found) or rule.applicability is not Applicability.NONE
+        return
+    fixed = _run(rule, example, fix="unsafe" if example.unsafe else "safe")
+    assert fixed.new is not None, "the fix changed nothing"
+    assert fixed.new.decode() == example.expected
+    if not example.unsafe:
+        assert all(f.applicability is Applicability.SAFE for f in found)
+    else:
+        safe_only = _run(rule, example, fix="safe")
+        assert not safe_only.changed or safe_only.new.decode() != example.expected
+    # Idempotent: fixing the result again changes nothing.
+    again = process_bytes(fixed.new, _task(rule, example), Options(select=(rule.id,), fix="unsafe"))
+    assert not again.changed, again.new.decode()
+
+
+def test_rules_are_documented():
+    ids = [r.id for r in RULES]
+    assert len(ids) == len(set(ids))
+    for rule in RULES:
+        sections = rule.doc_sections()
+        assert rule.summary, rule.id
+        for key in ("what it does", "why", "example", "fix safety"):
+            assert sections.get(key), f"{rule.id} lacks a '{key}' section"
+        assert rule.INVALID, f"{rule.id} has no INVALID example"
+        assert rule.VALID, f"{rule.id} has no VALID example"
