@@ -146,9 +146,21 @@ def run_program(tree: Path, entry: str, timeout: float, extra_files: dict[str, b
 
 
 def compare_outputs(expected: object, actual: object, case: Case) -> None:
+    """Same structure, tensors equal within tolerance (torch.testing), other leaves equal."""
     import torch
+    from torch.utils import _pytree as pytree
 
+    exp_leaves, exp_spec = pytree.tree_flatten(expected)
+    act_leaves, act_spec = pytree.tree_flatten(actual)
+    if exp_spec != act_spec:
+        raise AssertionError(f"output structure differs:\n  before: {exp_spec}\n  after:  {act_spec}")
     kwargs = {}
     if case.rtol is not None or case.atol is not None:
         kwargs = {"rtol": case.rtol or 0.0, "atol": case.atol or 0.0}
-    torch.testing.assert_close(actual, expected, **kwargs)
+    for i, (e, a) in enumerate(zip(exp_leaves, act_leaves)):
+        if isinstance(e, torch.Tensor) or isinstance(a, torch.Tensor):
+            torch.testing.assert_close(a, e, msg=lambda m, i=i: f"output leaf {i}: {m}", **kwargs)
+        elif isinstance(e, float) and isinstance(a, float):
+            torch.testing.assert_close(a, e, **kwargs)
+        elif e != a:
+            raise AssertionError(f"output leaf {i} differs: before {e!r}, after {a!r}")
