@@ -67,7 +67,9 @@ def rules_document() -> str:
         "| id | name | fix | summary |",
         "|---|---|---|---|",
     ]
-    parts += [f"| [{r.id}](#{r.id.lower()}-{r.name()}) | `{r.name()}` | {r.applicability.value} | {r.summary.replace('|', '\\|')} |" for r in rules]
+    for r in rules:
+        summary = r.summary.replace("|", "\\|")
+        parts.append(f"| [{r.id}](#{r.id.lower()}-{r.name()}) | `{r.name()}` | {r.applicability.value} | {summary} |")
     parts.append("")
     for r in rules:
         parts.append(rule_markdown(r))
