@@ -325,23 +325,29 @@ def prefilter(data: bytes, rules: Iterable[AnyRule]) -> bool:
 
 
 def process_python(data: bytes, path: str, rules: Sequence[type[Rule]], options: Options, result: FileResult) -> None:
+    import io
+    import tokenize
+
     try:
-        module = cst.parse_module(data)
-    except cst.ParserSyntaxError as exc:
-        result.error = f"syntax error at line {exc.raw_line}, column {exc.raw_column + 1}: {exc.message}"
-        return
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        text = data.decode(encoding)
     except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
         reason = exc.msg if isinstance(exc, SyntaxError) else str(exc)
         result.error = f"cannot decode: {reason} (add a PEP 263 coding comment or save it as UTF-8)"
         return
     try:
-        source = module.code
-        compile(source, path, "exec", dont_inherit=True)
+        compile(text.lstrip("\ufeff"), path, "exec", dont_inherit=True)
     except SyntaxError as exc:
         result.error = f"syntax error at line {exc.lineno}, column {exc.offset}: {exc.msg}"
         return
     except ValueError as exc:
         result.error = f"cannot compile: {exc}"
+        return
+    try:
+        module = cst.parse_module(data)
+    except (cst.ParserSyntaxError, SyntaxError) as exc:
+        where = f"line {exc.raw_line}, column {exc.raw_column + 1}: {exc.message}" if isinstance(exc, cst.ParserSyntaxError) else str(exc)
+        result.error = f"cannot parse (libcst) at {where}"
         return
     dropped: set = set()
     changed = False
