@@ -1,0 +1,105 @@
+"""Statement-level edits shared by the runtime / optimisation rules (TSX5xx, TSX6xx).
+
+Not a rule module (the registry skips modules whose names start with ``_``). Everything here
+builds :class:`ts2export.rule.Edit` lists or replacement nodes; it never applies them.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import libcst as cst
+
+from ts2export.rule import Edit, Rule
+
+TRUE = "True"
+FALSE = "False"
+
+
+def const(node: cst.CSTNode | None) -> bool | None:
+    """True/False for the literal names ``True``/``False``, else None."""
+    if isinstance(node, cst.Name) and node.value in (TRUE, FALSE):
+        return node.value == TRUE
+    return None
+
+
+def literal(value: bool) -> cst.Name:
+    return cst.Name(TRUE if value else FALSE)
+
+
+def pass_line(leading_lines: Sequence[cst.EmptyLine] = ()) -> cst.SimpleStatementLine:
+    return cst.SimpleStatementLine(body=[cst.Pass()], leading_lines=list(leading_lines))
+
+
+def block_statements(block: cst.BaseSuite) -> list[cst.BaseStatement]:
+    """The statements of a suite as statements that may stand in the enclosing block."""
+    if isinstance(block, cst.IndentedBlock):
+        return list(block.body)
+    assert isinstance(block, cst.SimpleStatementSuite)
+    body = list(block.body)
+    if body:  # drop a trailing semicolon on the last small statement
+        body[-1] = body[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
+    return [cst.SimpleStatementLine(body=body, trailing_whitespace=block.trailing_whitespace)]
+
+
+def _with_leading(stmt: cst.BaseStatement, lines: Sequence[cst.EmptyLine]) -> cst.BaseStatement:
+    if not lines:
+        return stmt
+    return stmt.with_changes(leading_lines=[*lines, *stmt.leading_lines])
+
+
+def replace_statement(rule: Rule, stmt: cst.BaseStatement, new: Sequence[cst.BaseStatement]):
+    """Replacement for compound or simple statement ``stmt`` by the statements ``new``.
+
+    The comments above ``stmt`` move onto the first new statement. When ``new`` is empty the
+    statement is removed, or becomes ``pass`` where it is the only statement of its block."""
+    leading = list(stmt.leading_lines)
+    if new:
+        out = [_with_leading(new[0], leading), *new[1:]]
+        return out[0] if len(out) == 1 else cst.FlattenSentinel(out)
+    parent = rule.parent(stmt)
+    if isinstance(parent, cst.IndentedBlock) and len(parent.body) == 1:
+        return pass_line(leading)
+    return cst.RemovalSentinel.REMOVE
+
+
+def remove_small_statement(rule: Rule, small: cst.BaseSmallStatement) -> list[Edit] | None:
+    """Edits that remove an expression statement (``small``) from its line or suite."""
+    line = rule.parent(small)
+    if isinstance(line, cst.SimpleStatementLine):
+        if len(line.body) == 1:
+            return [Edit(line, replace_statement(rule, line, []))]
+        return [Edit(small, cst.RemovalSentinel.REMOVE)]
+    if isinstance(line, cst.SimpleStatementSuite):
+        if len(line.body) == 1:
+            return [Edit(small, cst.Pass())]
+        return [Edit(small, cst.RemovalSentinel.REMOVE)]
+    return None
+
+
+def expression_statement(rule: Rule, call: cst.BaseExpression) -> cst.Expr | None:
+    """The ``Expr`` statement whose value is ``call`` (the call's value is discarded), else None."""
+    parent = rule.parent(call)
+    if isinstance(parent, cst.Expr) and parent.value is call:
+        return parent
+    return None
+
+
+def remove_with_item(rule: Rule, item: cst.WithItem) -> list[Edit] | None:
+    """Edits that drop one ``with`` item: the whole statement (body un-indented) if it is the only item.
+
+    None where the item binds a name (``as x``): code may use ``x``."""
+    if item.asname is not None:
+        return None
+    stmt = rule.parent(item)
+    if not isinstance(stmt, cst.With):
+        return None
+    if len(stmt.items) == 1:
+        if stmt.asynchronous is not None:
+            return None
+        return [Edit(stmt, replace_statement(rule, stmt, block_statements(stmt.body)))]
+    items = [i for i in stmt.items if i is not item]
+    last = stmt.items[-1]
+    if item is last:  # the new last item takes the old last item's comma (usually none)
+        items[-1] = items[-1].with_changes(comma=last.comma)
+    return [Edit(stmt, stmt.with_changes(items=items))]
