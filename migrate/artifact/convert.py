@@ -1,0 +1,297 @@
+"""TorchScript (.pt) -> ExportedProgram(s) in one .pt2.
+
+Strategies, tried in order for each method:
+
+1. ``TS2EPConverter`` (forward only): translates the TorchScript graph node by node; turns a scripted
+   ``if`` on a tensor into ``torch.cond``. Its retrace step is given the user's dynamic dims instead of
+   making every dim dynamic.
+2. ``interpreter``: ``torch.export.export`` (non-strict) of a small nn.Module that calls the loaded
+   ScriptModule. The TorchScript interpreter runs on fake tensors and every aten op it dispatches is
+   recorded. This handles loops (unrolled for the given sizes), ``Optional`` inputs, ``fork`` and
+   script-class attributes, but not branches on tensor values.
+
+A result is kept only if it reproduces the TorchScript outputs on the example inputs; otherwise the
+next strategy is tried. When none works the error names the TorchScript node kind.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+import torch.utils._pytree as pytree
+
+from ts2export.artifact.compare import compare_outputs, normalize
+from ts2export.artifact.errors import ArtifactError, one_line
+from ts2export.artifact.loading import detach_state, load_inputs_file, load_torchscript, save_pt2, script_methods
+from ts2export.artifact.specs import Signature, parse_specs, spec_from_tensors, specs_for, split_specs
+
+NODE_HINTS = {
+    "prim::Loop": "a loop whose trip count is not a constant",
+    "prim::unchecked_cast": "an Optional input or value",
+    "prim::fork": "torch.jit.fork",
+    "aten::wait": "torch.jit.wait",
+    "prim::GetAttr": "an attribute of a TorchScript class",
+    "prim::CreateObject": "a TorchScript class instance",
+    "prim::CallMethod": "a method of a TorchScript class",
+    "aten::to_mkldnn": "an optimize_for_inference (MKLDNN) artifact",
+    "prim::RaiseException": "a raise statement",
+}
+
+
+@dataclasses.dataclass
+class MethodReport:
+    method: str
+    strategy: str
+    inputs: list[str]
+    seconds: float
+    notes: list[str]
+
+
+@dataclasses.dataclass
+class ConvertReport:
+    source: str
+    output: str
+    available: list[str]
+    methods: list[MethodReport]
+
+
+def _schema_args(sm: torch.jit.ScriptModule, method: str) -> list[Any]:
+    return list(getattr(sm, method).schema.arguments)[1:]  # drop self
+
+
+def _schema_text(sm: torch.jit.ScriptModule, method: str) -> str:
+    args = ", ".join(f"{a.name}: {a.type}" for a in _schema_args(sm, method))
+    return f"{method}({args})"
+
+
+class _Converter:
+    """TS2EPConverter with the retrace step given our dynamic_shapes."""
+
+    @staticmethod
+    def run(sm: torch.jit.ScriptModule, args: tuple[Any, ...], dynamic_shapes: Any) -> Any:
+        from torch._export.converter import TS2EPConverter
+
+        class Conv(TS2EPConverter):
+            def retrace_as_exported_program(self, gm, name_to_constant):
+                orig = torch.export._trace._export
+
+                def _export(mod, a, *rest, **kw):
+                    kw["dynamic_shapes"] = dynamic_shapes
+                    return orig(mod, a, *rest, **kw)
+
+                torch.export._trace._export = _export
+                try:
+                    return super().retrace_as_exported_program(gm, name_to_constant)
+                finally:
+                    torch.export._trace._export = orig
+
+        return Conv(sm, args).convert()
+
+
+class _CallScript(torch.nn.Module):
+    """Calls a ScriptModule method; its parameters/buffers are re-registered here so torch.export
+    lifts them as real parameters, and are written into the ScriptModule before each call."""
+
+    def __init__(self, sm: torch.jit.ScriptModule, method: str) -> None:
+        super().__init__()
+        object.__setattr__(self, "_sm", sm)
+        self._method = method
+        self._slots: list[tuple[str, str]] = []
+        for name, p in sm.named_parameters():
+            key = name.replace(".", "__")
+            self.register_parameter(key, torch.nn.Parameter(p.detach(), requires_grad=False))
+            self._slots.append((name, key))
+        for name, b in sm.named_buffers():
+            key = name.replace(".", "__")
+            self.register_buffer(key, b)
+            self._slots.append((name, key))
+
+    def _set(self, name: str, value: torch.Tensor) -> None:
+        *path, leaf = name.split(".")
+        owner = self._sm
+        for part in path:
+            owner = getattr(owner, part)
+        owner._c.setattr(leaf, value)
+
+    def forward(self, *args: Any) -> Any:
+        for name, key in self._slots:
+            self._set(name, getattr(self, key))
+        return getattr(self._sm, self._method)(*args)
+
+    def restore(self) -> None:
+        for name, key in self._slots:
+            self._set(name, getattr(self, key))
+
+
+def _export_interpreter(sm: torch.jit.ScriptModule, method: str, args: tuple[Any, ...], dynamic_shapes: Any) -> Any:
+    wrapper = _CallScript(sm, method)
+    try:
+        # The optimizing graph executor specializes on the shapes it profiles; the plain interpreter
+        # keeps the dynamic dims symbolic.
+        with torch.jit.optimized_execution(False):
+            return torch.export.export(wrapper, args, dynamic_shapes=(dynamic_shapes,) if dynamic_shapes else None)
+    finally:
+        wrapper.restore()  # export leaves fake tensors in the ScriptModule's slots
+
+
+def _node_kind(message: str) -> str | None:
+    m = re.search(r"\b((?:prim|aten|quantized)::[A-Za-z_]+)", message)
+    return m.group(1) if m else None
+
+
+def _explain(method: str, errors: list[tuple[str, str]], sig: Signature) -> str:
+    kind = None
+    for _, msg in errors:
+        kind = kind or _node_kind(msg)
+    last = errors[-1][1] if errors else "unknown failure"
+    if "specialized it to be a constant" in last or "Constraints violated" in last:
+        names = ", ".join(sig.symbols) or "a dynamic dim"
+        return (
+            f"cannot convert {method}: the TorchScript code fixes the size of {names} (e.g. a loop over it); "
+            "give that dim a static size in --input, or migrate the source with `ts2export apply`"
+        )
+    if "data-dependent" in last.lower() or "GuardOnDataDependent" in last:
+        what = f"node {kind}" if kind else "the graph"
+        return (
+            f"cannot convert {method}: {what} not supported by TS2EPConverter and the code branches or loops "
+            "on tensor values; migrate the source with `ts2export apply` (torch.cond / while_loop)"
+        )
+    if kind:
+        hint = NODE_HINTS.get(kind, "a construct")
+        return (
+            f"cannot convert {method}: TorchScript node {kind} ({hint}) is not supported; "
+            f"migrate the source with `ts2export apply` and export the eager model ({one_line(last, 160)})"
+        )
+    return f"cannot convert {method}: {one_line(last, 200)}; migrate the source with `ts2export apply`"
+
+
+def _as_tuples(tree: Any) -> Any:
+    if isinstance(tree, (list, tuple)) and not hasattr(tree, "_fields"):
+        return tuple(_as_tuples(v) for v in tree)
+    if isinstance(tree, dict):
+        return {k: _as_tuples(v) for k, v in tree.items()}
+    return tree
+
+
+def _restore_output_structure(ep: Any, expected: Any) -> None:
+    """TS2EPConverter returns TorchScript tuples as lists; give the program the TorchScript output
+    structure back when the two differ only in list vs tuple."""
+    want = pytree.tree_structure(normalize(expected))
+    have = ep.call_spec.out_spec
+    if have is None or want == have or want.num_leaves != have.num_leaves:
+        return
+    dummy = list(range(want.num_leaves))
+    if pytree.tree_structure(_as_tuples(pytree.tree_unflatten(dummy, want))) == pytree.tree_structure(
+        _as_tuples(pytree.tree_unflatten(dummy, have))
+    ):
+        ep.module_call_graph[0].signature.out_spec = want
+
+
+def _matches(sm: torch.jit.ScriptModule, method: str, ep: Any, args: tuple[Any, ...]) -> str | None:
+    """None when the program reproduces the TorchScript outputs on `args`, else why not."""
+    with torch.inference_mode():
+        try:
+            expected = getattr(sm, method)(*args)
+            _restore_output_structure(ep, expected)
+            got = ep.module()(*args)
+        except Exception as exc:
+            return one_line(exc)
+    res = compare_outputs(expected, got)
+    if res.ok:
+        return None
+    if res.structure:
+        return res.structure
+    bad = next(leaf for leaf in res.leaves if not leaf.ok)
+    return f"output {bad.output}: {bad.detail}"
+
+
+def convert_method(
+    sm: torch.jit.ScriptModule, method: str, sig: Signature, args: tuple[Any, ...]
+) -> tuple[Any, str, list[str]]:
+    dynamic_shapes = sig.dynamic_shapes()
+    if not any(d for d in dynamic_shapes):
+        dynamic_shapes = None
+    notes: list[str] = []
+    errors: list[tuple[str, str]] = []
+    strategies = []
+    if method == "forward":
+        strategies.append(("TS2EPConverter", lambda: _Converter.run(sm, args, dynamic_shapes)))
+    strategies.append(("interpreter", lambda: _export_interpreter(sm, method, args, dynamic_shapes)))
+    for name, fn in strategies:
+        try:
+            ep = fn()
+        except Exception as exc:
+            errors.append((name, str(exc)))
+            notes.append(f"{name} failed: {one_line(exc, 200)}")
+            continue
+        why = _matches(sm, method, ep, args)
+        if why is None:
+            return ep, name, notes
+        errors.append((name, why))
+        notes.append(f"{name} result rejected: {why}")
+    raise ArtifactError(_explain(method, errors, sig))
+
+
+def convert(
+    old: str,
+    out: str,
+    specs: Sequence[str] = (),
+    inputs_file: str | None = None,
+    methods: Sequence[str] = (),
+    seed: int = 0,
+) -> ConvertReport:
+    if specs and inputs_file:
+        raise ArtifactError("give --input or --inputs, not both")
+    sm = load_torchscript(old)
+    sm.eval()
+    available = script_methods(sm)
+    wanted = list(methods) or ["forward"]
+    for m in wanted:
+        if m not in available:
+            raise ArtifactError(f"{old}: no method {m!r}; the module has: {', '.join(available)}")
+    by_method = split_specs(specs)
+    for key in by_method:
+        if key is not None and key not in wanted:
+            raise ArtifactError(f"--input {key}:...: method {key!r} is not being converted (add --method {key})")
+    programs: dict[str, Any] = {}
+    reports: list[MethodReport] = []
+    meta: dict[str, Any] = {"tool": "ts2export convert", "source": str(old), "methods": {}}
+    for method in wanted:
+        texts = specs_for(method, specs, wanted)
+        if inputs_file and method == wanted[0]:
+            args = load_inputs_file(inputs_file)
+            sig = spec_from_tensors(args)
+        elif texts:
+            sig = parse_specs(texts)
+            args = tuple(sig.make(sig.example_sizes(), torch.Generator().manual_seed(seed)))
+        else:
+            raise ArtifactError(
+                f"{method}: a saved TorchScript file keeps no input shapes; pass --input SPEC per input "
+                f"(e.g. --input 'float32[B=1..8,3,32,32]') or --inputs FILE; signature: {_schema_text(sm, method)}"
+            )
+        schema = _schema_args(sm, method)
+        required = [a for a in schema if not a.has_default_value()]
+        if not len(required) <= len(args) <= len(schema):
+            raise ArtifactError(
+                f"{method}: got {len(args)} input(s), the module takes {len(required)}"
+                + (f" to {len(schema)}" if len(schema) != len(required) else "")
+                + f": {_schema_text(sm, method)}"
+            )
+        t0 = time.perf_counter()
+        ep, strategy, notes = convert_method(sm, method, sig, args)
+        reports.append(MethodReport(method, strategy, [leaf.describe() for leaf in sig.leaves], time.perf_counter() - t0, notes))
+        programs[method] = detach_state(ep)
+        meta["methods"][method] = {
+            "strategy": strategy,
+            "inputs": [leaf.describe() for leaf in sig.leaves],
+            "specs": list(texts) if texts and not (inputs_file and method == wanted[0]) else None,
+            "value_ranges": [None if leaf.low is None else [leaf.low, leaf.high] for leaf in sig.leaves],
+        }
+    save_pt2(out, programs, meta)
+    return ConvertReport(str(old), str(out), available, reports)

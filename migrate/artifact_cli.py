@@ -1,0 +1,276 @@
+"""Artifact commands for the ts2export CLI: convert, verify, lower, migrate-artifact.
+
+`register(app)` adds them to a typer app. Nothing heavy is imported here: torch and executorch are
+imported inside the commands so that `ts2export --help` stays fast.
+
+Exit codes: 0 pass, 1 verification mismatch, 2 error (one `error: ...` line on stderr).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+EXIT_OK, EXIT_MISMATCH, EXIT_ERROR = 0, 1, 2
+
+InputOpt = typer.Option(
+    None, "--input", "-i", help="Input spec, one per positional input: DTYPE[dims]{lo..hi}, e.g. 'float32[B=1..64,3,224,224]'; METHOD:SPEC for other methods."
+)
+InputsOpt = typer.Option(None, "--inputs", help="File holding a torch.save'd tuple of input tensors.")
+IsolateOpt = typer.Option(False, "--isolate", help="Load and run the TorchScript file in a subprocess (see the security note).")
+TimeoutOpt = typer.Option(600.0, "--timeout", help="Seconds before an --isolate subprocess is killed.")
+VerboseOpt = typer.Option(False, "--verbose", "-v", help="Show warnings and tracebacks.")
+
+
+def _err(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+
+
+@contextlib.contextmanager
+def _quiet(verbose: bool) -> Iterator[None]:
+    """Hide library warnings and log noise unless --verbose."""
+    import logging
+    import warnings
+
+    if verbose:
+        yield
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        previous = logging.root.manager.disable
+        logging.disable(logging.CRITICAL)
+        try:
+            yield
+        finally:
+            logging.disable(previous)
+
+
+def _guard(verbose: bool, body: Callable[[], int], json_errors: bool = False) -> None:
+    """Run a command body: ArtifactError -> one line + exit 2; anything else -> one line + exit 2."""
+    from ts2export.artifact.errors import ArtifactError, one_line
+
+    try:
+        with _quiet(verbose):
+            code = body()
+    except ArtifactError as exc:
+        if json_errors:
+            typer.echo(json.dumps({"status": "error", "error": str(exc)}))
+        _err(str(exc))
+        raise typer.Exit(EXIT_ERROR) from None
+    except (typer.Exit, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # an unexpected failure still gets one line; --verbose shows the traceback
+        if verbose:
+            raise
+        if json_errors:
+            typer.echo(json.dumps({"status": "error", "error": one_line(exc)}))
+        _err(f"{type(exc).__name__}: {one_line(exc)} (rerun with --verbose for details)")
+        raise typer.Exit(EXIT_ERROR) from None
+    raise typer.Exit(code)
+
+
+def _isolated(ctx: typer.Context, timeout: float) -> None:
+    """Re-run the current command, minus --isolate/--timeout, in a fresh Python process."""
+    argv = [ctx.info_name or ctx.command.name]
+    for param in ctx.command.params:
+        if param.name in ("isolate", "timeout"):
+            continue
+        value = ctx.params.get(param.name)
+        if param.param_type_name == "argument":
+            argv.append(str(value))
+            continue
+        if value is None or value == () or value == []:
+            continue
+        opt = param.opts[0]
+        if getattr(param, "is_flag", False) and not getattr(param, "secondary_opts", None):
+            if value:
+                argv.append(opt)
+        elif getattr(param, "secondary_opts", None):
+            argv.append(opt if value else param.secondary_opts[0])
+        elif getattr(param, "multiple", False):
+            for v in value:
+                argv += [opt, str(v)]
+        else:
+            argv += [opt, str(getattr(value, "value", value))]
+    cmd = [sys.executable, "-m", "ts2export.artifact", *argv]
+    try:
+        proc = subprocess.run(cmd, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _err(f"isolated {argv[0]} timed out after {timeout:g} s and was killed")
+        raise typer.Exit(EXIT_ERROR) from None
+    if proc.returncode < 0:
+        _err(f"isolated {argv[0]} was killed by signal {-proc.returncode}")
+        raise typer.Exit(EXIT_ERROR)
+    raise typer.Exit(proc.returncode if proc.returncode in (0, 1, 2) else EXIT_ERROR)
+
+
+def convert_cmd(
+    ctx: typer.Context,
+    old: Path = typer.Argument(..., help="Saved TorchScript module (.pt)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Where to write the .pt2."),
+    input: Optional[list[str]] = InputOpt,
+    inputs: Optional[Path] = InputsOpt,
+    method: Optional[list[str]] = typer.Option(None, "--method", "-m", help="Method to convert (repeat); default forward."),
+    list_methods: bool = typer.Option(False, "--list-methods", help="List the module's methods and exit."),
+    seed: int = typer.Option(0, "--seed", help="Seed for the example inputs made from specs."),
+    isolate: bool = IsolateOpt,
+    timeout: float = TimeoutOpt,
+    verbose: bool = VerboseOpt,
+) -> None:
+    """Convert a saved TorchScript module into an ExportedProgram archive (.pt2)."""
+    if isolate:
+        _isolated(ctx, timeout)
+
+    def body() -> int:
+        from ts2export.artifact.errors import ArtifactError
+        from ts2export.artifact.loading import load_torchscript, script_methods
+
+        if list_methods:
+            sm = load_torchscript(old)
+            for name in script_methods(sm):
+                args = ", ".join(f"{a.name}: {a.type}" for a in list(getattr(sm, name).schema.arguments)[1:])
+                typer.echo(f"{name}({args})")
+            return EXIT_OK
+        if output is None:
+            raise ArtifactError("convert needs -o/--output NEW.pt2")
+        from ts2export.artifact.convert import convert
+
+        rep = convert(str(old), str(output), input or (), str(inputs) if inputs else None, method or ())
+        for m in rep.methods:
+            typer.echo(f"{m.method}: converted with {m.strategy} in {m.seconds:.1f} s; inputs {', '.join(m.inputs)}")
+            if verbose:
+                for n in m.notes:
+                    typer.echo(f"  {n}")
+        others = [n for n in rep.available if n not in {m.method for m in rep.methods}]
+        if others:
+            typer.echo(f"not converted (use --method): {', '.join(others)}")
+        typer.echo(f"wrote {rep.output}")
+        return EXIT_OK
+
+    _guard(verbose, body)
+
+
+def verify_cmd(
+    ctx: typer.Context,
+    old: Path = typer.Argument(..., help="Saved TorchScript module (.pt)."),
+    new: Path = typer.Argument(..., help="Converted .pt2 or lowered .pte."),
+    input: Optional[list[str]] = InputOpt,
+    inputs: Optional[Path] = InputsOpt,
+    device: str = typer.Option("auto", "--device", help="auto, cpu, cuda[:N], xpu[:N] or mps."),
+    samples: int = typer.Option(3, "--samples", help="Generated input sets (dims at min, max, middle, then random)."),
+    rtol: Optional[float] = typer.Option(None, "--rtol", help="Relative tolerance (with --atol); default per dtype."),
+    atol: Optional[float] = typer.Option(None, "--atol", help="Absolute tolerance (with --rtol)."),
+    seed: int = typer.Option(0, "--seed"),
+    format: str = typer.Option("text", "--format", help="text or json."),
+    reference: Optional[str] = typer.Option(None, "--reference", help="module:callable (or file.py:callable) building the eager model."),
+    method: Optional[list[str]] = typer.Option(None, "--method", "-m", help="Only these methods."),
+    isolate: bool = IsolateOpt,
+    timeout: float = TimeoutOpt,
+    verbose: bool = VerboseOpt,
+) -> None:
+    """Run OLD and NEW on the same inputs and compare every output."""
+    if format not in ("text", "json"):
+        _err(f"--format must be text or json, not {format!r}")
+        raise typer.Exit(EXIT_ERROR)
+    if isolate:
+        _isolated(ctx, timeout)
+
+    def body() -> int:
+        from ts2export.artifact.verify import verify
+
+        rep = verify(
+            str(old), str(new), input or (), str(inputs) if inputs else None, device, samples, rtol, atol, seed,
+            reference, method or (),
+        )
+        typer.echo(rep.to_json() if format == "json" else rep.to_text())
+        return EXIT_OK if rep.ok else EXIT_MISMATCH
+
+    _guard(verbose, body, json_errors=format == "json")
+
+
+def lower_cmd(
+    new: Path = typer.Argument(..., help="ExportedProgram archive (.pt2)."),
+    output: Path = typer.Option(..., "--output", "-o", help="Where to write the .pte."),
+    backend: str = typer.Option("xnnpack", "--backend", help="xnnpack (portable kernels take the rest) or portable."),
+    verify: bool = typer.Option(False, "--verify", help="Run the .pte on the stored and generated inputs and compare with the .pt2."),
+    bundle: bool = typer.Option(False, "--bundle", help="Also write OUT.bpte, a BundledProgram with inputs and expected outputs."),
+    samples: int = typer.Option(3, "--samples"),
+    seed: int = typer.Option(0, "--seed"),
+    verbose: bool = VerboseOpt,
+) -> None:
+    """Lower a .pt2 to an ExecuTorch program (.pte)."""
+
+    def body() -> int:
+        from ts2export.artifact.lower import lower
+        from ts2export.artifact.verify import verify_pte_against_program
+
+        rep = lower(str(new), str(output), backend, bundle, samples, seed)
+        typer.echo(rep.to_text())
+        if verify:
+            v = verify_pte_against_program(str(new), str(output), samples, seed)
+            typer.echo(v.to_text())
+            return EXIT_OK if v.ok else EXIT_MISMATCH
+        return EXIT_OK
+
+    _guard(verbose, body)
+
+
+def migrate_artifact_cmd(
+    ctx: typer.Context,
+    old: Path = typer.Argument(..., help="Saved TorchScript module (.pt)."),
+    input: Optional[list[str]] = InputOpt,
+    inputs: Optional[Path] = InputsOpt,
+    out: Optional[Path] = typer.Option(None, "--out", help="Output directory (default ./<name>_export)."),
+    method: Optional[list[str]] = typer.Option(None, "--method", "-m"),
+    backend: str = typer.Option("xnnpack", "--backend"),
+    device: str = typer.Option("auto", "--device"),
+    samples: int = typer.Option(3, "--samples"),
+    seed: int = typer.Option(0, "--seed"),
+    reference: Optional[str] = typer.Option(None, "--reference"),
+    rtol: Optional[float] = typer.Option(None, "--rtol"),
+    atol: Optional[float] = typer.Option(None, "--atol"),
+    lower: bool = typer.Option(True, "--lower/--no-lower", help="Lower to .pte and verify it (needs executorch)."),
+    isolate: bool = IsolateOpt,
+    timeout: float = TimeoutOpt,
+    verbose: bool = VerboseOpt,
+) -> None:
+    """convert -> verify -> lower -> verify, writing report.md and report.json."""
+    if isolate:
+        _isolated(ctx, timeout)
+
+    def body() -> int:
+        from ts2export.artifact.pipeline import migrate_artifact
+
+        rep = migrate_artifact(
+            str(old), str(out) if out else None, input or (), str(inputs) if inputs else None, method or (),
+            backend, device, samples, seed, reference, rtol, atol, lower,
+        )
+        for s in rep.steps:
+            typer.echo(f"{s['step']}: {s['result']} ({s['seconds']:.1f} s) {s.get('detail', '')}".rstrip())
+        typer.echo(f"report: {Path(rep.out_dir) / 'report.md'}")
+        if rep.error:
+            _err(rep.error)
+        return rep.exit_code
+
+    _guard(verbose, body)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the artifact commands to `app`."""
+    app.command("convert")(convert_cmd)
+    app.command("verify")(verify_cmd)
+    app.command("lower")(lower_cmd)
+    app.command("migrate-artifact")(migrate_artifact_cmd)
+
+
+def make_app() -> typer.Typer:
+    app = typer.Typer(add_completion=False, no_args_is_help=True, help="ts2export artifact commands")
+    register(app)
+    return app
