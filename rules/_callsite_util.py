@@ -1,0 +1,812 @@
+"""Shared analysis of the call sites that produce and consume TorchScript artifacts (TSX3xx).
+
+Rules are per file, so the dataflow here is per file too: an artifact is followed from the call that
+makes it (``torch.jit.trace``/``script``/``load``, ``torch.export.export``/``load``) through simple
+assignments (``name = ...`` bound once in its scope, ``self.attr = ...`` bound once in its class) to
+its uses. A *plan* says how a producing call is rewritten, or why it cannot be; the rules of the uses
+(save, lite-interpreter save, optimize_for_mobile) ask for the plan of their artifact's origin so
+that they only rewrite a use whose origin is rewritten too, in the same fix mode.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import libcst as cst
+from libcst.metadata import ScopeProvider
+
+from ts2export.rule import Applicability, Edit, Import, Rule, argument
+
+TRACE = "torch.jit.trace"
+SCRIPT = "torch.jit.script"
+JIT_LOAD = "torch.jit.load"
+JIT_SAVE = "torch.jit.save"
+LITE_LOAD = ("torch.jit._load_for_lite_interpreter", "torch.jit.mobile._load_for_lite_interpreter")
+OPTIMIZE = "torch.utils.mobile_optimizer.optimize_for_mobile"
+EXPORT = "torch.export.export"
+EXPORT_LOAD = "torch.export.load"
+MOVE = "torch.export.passes.move_to_device_pass"
+RNN_LAYERS = ("torch.nn.GRU", "torch.nn.LSTM", "torch.nn.RNN")
+
+# Methods whose call on an artifact consumes the program itself (not its module()).
+EP_METHODS = {"save", "_save_for_lite_interpreter", "_save_to_buffer_for_lite_interpreter"}
+# Mode switches that an exported module rejects (NotImplementedError in torch 2.13).
+MODE_METHODS = {"eval", "train"}
+# Attributes of a ScriptModule that have no counterpart worth keeping on an exported program.
+SCRIPT_ONLY_ATTRS = {"code", "graph", "inlined_graph", "code_with_constants", "original_name", "_c"}
+_FACTORIES_SIZES = {"randn", "rand", "zeros", "ones", "empty"}
+_HINT = re.compile(r"#\s*ts2export:\s*inputs\s*=\s*(.+?)\s*$")
+
+
+def code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def call_name(rule: Rule, call: cst.Call) -> str | None:
+    """The qualified name of a call's function among the ones this family knows."""
+    return rule.matches(
+        call.func, TRACE, SCRIPT, JIT_LOAD, JIT_SAVE, *LITE_LOAD, OPTIMIZE, EXPORT, EXPORT_LOAD, MOVE,
+        "torch.jit.trace_module",
+    )
+
+
+# ------------------------------------------------------------------------------------------------
+# bindings
+
+
+def enclosing(rule: Rule, node: cst.CSTNode, kinds: tuple) -> cst.CSTNode | None:
+    current = rule.parent(node)
+    while current is not None and not isinstance(current, kinds):
+        current = rule.parent(current)
+    return current
+
+
+def self_attribute(rule: Rule, node: cst.BaseExpression) -> str | None:
+    """``attr`` if ``node`` is ``self.attr`` inside a method (first parameter named as in the method)."""
+    if not (isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name)):
+        return None
+    fn = enclosing(rule, node, (cst.FunctionDef,))
+    if fn is None or not fn.params.params or fn.params.params[0].name.value != node.value.value:
+        return None
+    if enclosing(rule, fn, (cst.ClassDef, cst.FunctionDef)) is None or not isinstance(
+        enclosing(rule, fn, (cst.ClassDef, cst.FunctionDef)), cst.ClassDef
+    ):
+        return None
+    return node.attr.value
+
+
+def _class_self_attributes(rule: Rule, cls: cst.ClassDef, attr: str) -> list[cst.Attribute]:
+    """Every ``self.attr`` node (any method's first parameter) in the class, stores and loads."""
+    found: list[cst.Attribute] = []
+
+    class _V(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.selves: list[str] = []
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            params = node.params.params
+            self.selves.append(params[0].name.value if params else "")
+
+        def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+            self.selves.pop()
+
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if (
+                node.attr.value == attr
+                and isinstance(node.value, cst.Name)
+                and self.selves
+                and node.value.value == self.selves[-1]
+            ):
+                found.append(node)
+
+    cls.body.visit(_V())
+    return found
+
+
+@dataclass
+class Binding:
+    """Where a producing call's value goes: a name, ``self.attr``, or nowhere (used in place)."""
+
+    target: cst.BaseExpression | None  # the Name/Attribute bound, None when used in place
+    uses: list[cst.BaseExpression] = field(default_factory=list)  # reading references (or the call itself)
+    problem: str | None = None  # why the value cannot be followed
+
+
+def binding(rule: Rule, call: cst.BaseExpression) -> Binding:
+    """Follow the value of ``call`` to its uses."""
+    parent = rule.parent(call)
+    if isinstance(parent, cst.Assign) and parent.value is call:
+        if len(parent.targets) != 1:
+            return Binding(None, problem="the result is bound to several targets")
+        target = parent.targets[0].target
+        if isinstance(target, cst.Name):
+            scope = rule.get_metadata(ScopeProvider, target, None)
+            if scope is None:
+                return Binding(target, problem="its scope is unknown")
+            assignments = [a for a in scope.assignments[target.value]]
+            if len(assignments) != 1:
+                return Binding(target, problem=f"`{target.value}` is assigned more than once")
+            if isinstance(scope, cst.metadata.GlobalScope) or type(scope).__name__ == "GlobalScope":
+                pass
+            uses = [ref.node for ref in assignments[0].references if isinstance(ref.node, cst.Name)]
+            return Binding(target, uses)
+        attr = self_attribute(rule, target)
+        if attr is not None:
+            cls = enclosing(rule, target, (cst.ClassDef,))
+            nodes = _class_self_attributes(rule, cls, attr)
+            stores = [n for n in nodes if _is_store(rule, n)]
+            if len(stores) != 1:
+                return Binding(target, problem=f"`self.{attr}` is assigned more than once")
+            return Binding(target, [n for n in nodes if n is not target])
+        return Binding(target, problem=f"the result is bound to `{code(target)}`")
+    if isinstance(parent, (cst.AnnAssign, cst.AugAssign, cst.NamedExpr)):
+        return Binding(None, problem="the result is bound by an annotated or walrus assignment")
+    return Binding(None, [call])
+
+
+def _is_store(rule: Rule, node: cst.BaseExpression) -> bool:
+    parent = rule.parent(node)
+    if isinstance(parent, cst.AssignTarget) and parent.target is node:
+        return True
+    if isinstance(parent, (cst.AnnAssign, cst.AugAssign)) and parent.target is node:
+        return True
+    return False
+
+
+def origin(rule: Rule, expr: cst.BaseExpression, depth: int = 0) -> cst.Call | None:
+    """The producing call a value comes from: through names bound once, ``self.attr`` bound once,
+    ``.eval()`` and ``optimize_for_mobile(...)`` (which return the module)."""
+    if depth > 8:
+        return None
+    if isinstance(expr, cst.Call):
+        name = call_name(rule, expr)
+        if name == OPTIMIZE:
+            inner = argument(expr, 0, "script_module")
+            return origin(rule, inner, depth + 1) if inner is not None else None
+        if name is not None:
+            return expr
+        if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("eval", "module") and not expr.args:
+            return origin(rule, expr.func.value, depth + 1)
+        return None
+    if isinstance(expr, cst.Name):
+        scope = rule.get_metadata(ScopeProvider, expr, None)
+        if scope is None:
+            return None
+        assignments = list(scope[expr.value])
+        if len(assignments) != 1:
+            return None
+        node = getattr(assignments[0], "node", None)
+        assign = rule.parent(rule.parent(node)) if node is not None else None
+        if isinstance(assign, cst.Assign) and len(assign.targets) == 1 and assign.targets[0].target is node:
+            return origin(rule, assign.value, depth + 1)
+        return None
+    attr = self_attribute(rule, expr)
+    if attr is not None:
+        cls = enclosing(rule, expr, (cst.ClassDef,))
+        stores = [n for n in _class_self_attributes(rule, cls, attr) if _is_store(rule, n)]
+        if len(stores) == 1:
+            assign = rule.parent(rule.parent(stores[0]))
+            if isinstance(assign, cst.Assign) and len(assign.targets) == 1:
+                return origin(rule, assign.value, depth + 1)
+    return None
+
+
+def assigned_value(rule: Rule, name: cst.Name) -> cst.BaseExpression | None:
+    """The value a name is bound to when it is bound exactly once by a plain assignment."""
+    scope = rule.get_metadata(ScopeProvider, name, None)
+    if scope is None:
+        return None
+    assignments = list(scope[name.value])
+    if len(assignments) != 1:
+        return None
+    node = getattr(assignments[0], "node", None)
+    if node is None:
+        return None
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        return None
+    assign = rule.parent(rule.parent(node))
+    if isinstance(assign, cst.Assign) and len(assign.targets) == 1 and assign.targets[0].target is node:
+        return assign.value
+    return None
+
+
+def definition(rule: Rule, name: cst.Name) -> cst.CSTNode | None:
+    """The FunctionDef/ClassDef a name refers to, if it is one defined in this file."""
+    scope = rule.get_metadata(ScopeProvider, name, None)
+    if scope is None:
+        return None
+    assignments = list(scope[name.value])
+    if len(assignments) == 1 and isinstance(getattr(assignments[0], "node", None), (cst.FunctionDef, cst.ClassDef)):
+        return assignments[0].node
+    return None
+
+
+# ------------------------------------------------------------------------------------------------
+# uses
+
+
+@dataclass
+class Use:
+    kind: str  # "call", "mode", "attr-call", "ep", "script-attr", "value"
+    node: cst.BaseExpression  # the reference
+    outer: cst.CSTNode | None = None  # the node that a rewrite of this use replaces
+    detail: str = ""
+
+
+def classify_use(rule: Rule, ref: cst.BaseExpression) -> Use:
+    parent = rule.parent(ref)
+    if isinstance(parent, cst.Call) and parent.func is ref:
+        return Use("call", ref, parent)
+    if isinstance(parent, cst.Attribute) and parent.value is ref:
+        grand = rule.parent(parent)
+        is_call = isinstance(grand, cst.Call) and grand.func is parent
+        name = parent.attr.value
+        if is_call and name in MODE_METHODS:
+            return Use("mode", ref, grand, name)
+        if is_call and name in EP_METHODS:
+            return Use("ep", ref, grand, name)
+        if name in SCRIPT_ONLY_ATTRS:
+            return Use("script-attr", ref, parent, name)
+        if is_call and name == "forward":
+            return Use("call", ref, grand, name)
+        return Use("attr-call" if is_call else "attr", ref, parent, name)
+    if isinstance(parent, cst.Arg) and parent.value is ref:
+        call = rule.parent(parent)
+        if isinstance(call, cst.Call):
+            qn = rule.matches(call.func, JIT_SAVE, OPTIMIZE, "torch.export.save", MOVE)
+            if qn is not None and call.args and call.args[0] is parent:
+                return Use("ep", ref, call, qn)
+    return Use("value", ref, None)
+
+
+def _stmt_of_expr_call(rule: Rule, call: cst.Call) -> cst.SimpleStatementLine | None:
+    expr = rule.parent(call)
+    if isinstance(expr, cst.Expr) and expr.value is call:
+        line = rule.parent(expr)
+        if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
+            return line
+    return None
+
+
+def mode_edit(rule: Rule, use: Use) -> tuple[Edit | None, str | None]:
+    """Edit that drops ``x.eval()`` / ``x.train(False)``; a reason when the call cannot be dropped."""
+    call = use.outer
+    assert isinstance(call, cst.Call)
+    if use.detail == "train":
+        arg = argument(call, 0, "mode")
+        if not (isinstance(arg, cst.Name) and arg.value == "False"):
+            return None, "`.train()` on an exported module is not supported: training mode is fixed at export time"
+    line = _stmt_of_expr_call(rule, call)
+    if line is not None:
+        return Edit(line, cst.RemovalSentinel.REMOVE), None
+    return Edit(call, use.node), None
+
+
+# ------------------------------------------------------------------------------------------------
+# example inputs and dynamic shapes
+
+
+def _int(node: cst.BaseExpression | None) -> int | None:
+    if isinstance(node, cst.Integer):
+        return int(node.value, 0)
+    return None
+
+
+def _sizes_of_factory(rule: Rule, call: cst.Call, depth: int) -> tuple[int, list[int | None]] | None:
+    """(rank, literal sizes or None) of a tensor made by a factory call with visible sizes."""
+    q = rule.matches_prefix(call.func, "torch")
+    if q is None and code(call.func).startswith("torch."):  # a detached node (hint comment)
+        q = code(call.func)
+    if q is None:
+        # x.clone(), x.float(), ... keep the shape of x
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("clone", "float", "double", "half", "long", "int", "contiguous", "detach", "to", "cpu"):
+            return tensor_shape(rule, call.func.value, depth + 1)
+        return None
+    short = q.rsplit(".", 1)[-1]
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    sized = argument(call, None, "size")
+    if short in _FACTORIES_SIZES or short == "full":
+        if sized is not None:
+            positional = [sized]
+        if short == "full":
+            positional = positional[:1]
+        if len(positional) == 1 and isinstance(positional[0], (cst.Tuple, cst.List)):
+            dims = [e.value for e in positional[0].elements]
+            return len(dims), [_int(d) for d in dims]
+        if positional and all(not isinstance(p, (cst.Tuple, cst.List)) for p in positional):
+            return len(positional), [_int(p) for p in positional]
+        return None
+    if short == "randint":
+        size = sized if sized is not None else next((p for p in positional if isinstance(p, (cst.Tuple, cst.List))), None)
+        if isinstance(size, (cst.Tuple, cst.List)):
+            return len(size.elements), [_int(e.value) for e in size.elements]
+        return None
+    if short in ("arange", "linspace"):
+        return 1, [None]
+    if short in ("randn_like", "rand_like", "zeros_like", "ones_like", "empty_like"):
+        inner = argument(call, 0, "input")
+        return tensor_shape(rule, inner, depth + 1) if inner is not None else None
+    if short == "tensor":
+        data = argument(call, 0, "data")
+        rank, sizes = 0, []
+        while isinstance(data, (cst.List, cst.Tuple)):
+            rank += 1
+            sizes.append(len(data.elements))
+            data = data.elements[0].value if data.elements else None
+        return rank, sizes
+    return None
+
+
+def tensor_shape(rule: Rule, expr: cst.BaseExpression, depth: int = 0) -> tuple[int, list[int | None]] | None:
+    if depth > 6 or expr is None:
+        return None
+    if isinstance(expr, cst.Call):
+        return _sizes_of_factory(rule, expr, depth)
+    if isinstance(expr, cst.Name):
+        value = assigned_value(rule, expr)
+        return tensor_shape(rule, value, depth + 1) if value is not None else None
+    return None
+
+
+def is_tensor_expr(rule: Rule, expr: cst.BaseExpression, depth: int = 0) -> bool | None:
+    """True: a tensor; False: a tuple/list of inputs; None: cannot tell."""
+    if depth > 6:
+        return None
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        return False
+    if tensor_shape(rule, expr) is not None:
+        return True
+    if isinstance(expr, cst.Name):
+        value = assigned_value(rule, expr)
+        if value is not None:
+            return is_tensor_expr(rule, value, depth + 1)
+    return None
+
+
+def dims_spec(rule: Rule, expr: cst.BaseExpression, dim: str, ref: str | None) -> tuple[str | None, str | None]:
+    """Code of the dynamic-shapes entry for one example tensor (``ref``: code naming it), or why none."""
+    shape = tensor_shape(rule, expr)
+    if shape is not None:
+        rank, sizes = shape
+        if sizes and sizes[0] in (0, 1):
+            return None, (
+                f"the example `{code(expr)}` has size {sizes[0]} in dimension 0: torch.export specializes dims of "
+                "size 0/1, so the exported program would reject the other batch sizes that the TorchScript "
+                "artifact accepted; use an example of size >= 2 there and run apply again"
+            )
+        if rank == 0:
+            return "{}", None
+        return "{" + ", ".join(f"{i}: {dim}.AUTO" for i in range(rank)) + "}", None
+    if ref is not None:
+        return f"{{i: {dim}.AUTO for i in range({ref}.dim())}}", None
+    return None, f"cannot tell the rank of the example `{code(expr)}`; bind it to a variable first"
+
+
+def dim_name(rule: Rule, node: cst.CSTNode) -> tuple[str, list[Import]]:
+    """How generated code names ``torch.export.Dim``: ``Dim`` (imported) unless the file uses the name."""
+    module_scope = rule.get_metadata(ScopeProvider, node, None)
+    while module_scope is not None and getattr(module_scope, "parent", module_scope) is not module_scope:
+        module_scope = module_scope.parent
+    if module_scope is not None:
+        for a in module_scope.assignments["Dim"]:
+            n = getattr(a, "node", None)
+            if not isinstance(n, cst.ImportFrom) or code(n.module) != "torch.export":
+                return "torch.export.Dim", [Import("torch")]
+    return "Dim", [Import("torch.export", "Dim")]
+
+
+@dataclass
+class ExportArgs:
+    args: str  # code of the positional example tuple
+    kwargs: str | None
+    shapes: str  # code of dynamic_shapes
+
+
+def export_args(rule: Rule, example: cst.BaseExpression | None, kw: cst.BaseExpression | None,
+                dim: str) -> tuple[ExportArgs | None, str | None]:
+    """Arguments of ``torch.export.export`` from a trace's example inputs, with Dim.AUTO per dim."""
+    if example is None and kw is None:
+        return None, "no example inputs"
+    if example is not None and kw is not None:
+        return None, "positional and keyword example inputs together are not supported; pass one of them"
+    if kw is not None:
+        if isinstance(kw, cst.Dict) and all(
+            isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) for e in kw.elements
+        ):
+            entries = []
+            for e in kw.elements:
+                ref = e.value.value if isinstance(e.value, cst.Name) else None
+                spec, why = dims_spec(rule, e.value, dim, ref)
+                if spec is None:
+                    return None, why
+                entries.append(f"{code(e.key)}: {spec}")
+            return ExportArgs("()", code(kw), "{" + ", ".join(entries) + "}"), None
+        if isinstance(kw, cst.Name):
+            shapes = f"{{k: {{i: {dim}.AUTO for i in range(v.dim())}} for k, v in {kw.value}.items()}}"
+            return ExportArgs("()", kw.value, shapes), None
+        return None, f"cannot see the keyword inputs `{code(kw)}`; write them as a dict literal or a name"
+    tensor = is_tensor_expr(rule, example)
+    if tensor is None:
+        return None, (f"cannot tell whether the example `{code(example)}` is one tensor or a tuple of inputs; "
+                      "bind it to a tensor factory call or write the tuple")
+    if tensor:
+        srcs = [example]
+        refs = [example.value if isinstance(example, cst.Name) else None]
+        args_code = f"({code(example)},)"
+    else:
+        literal = example if isinstance(example, (cst.Tuple, cst.List)) else assigned_value(rule, example)
+        if not isinstance(literal, (cst.Tuple, cst.List)) or any(type(e) is not cst.Element for e in literal.elements):
+            return None, f"cannot see the elements of the example `{code(example)}`"
+        srcs = [e.value for e in literal.elements]
+        if isinstance(example, cst.Name):
+            refs = [f"{example.value}[{i}]" for i in range(len(srcs))]
+            args_code = f"tuple({example.value})" if isinstance(literal, cst.List) else example.value
+        else:
+            refs = [s.value if isinstance(s, cst.Name) else None for s in srcs]
+            args_code = "(" + ", ".join(code(s) for s in srcs) + ("," if len(srcs) == 1 else "") + ")"
+    shapes = []
+    for src, ref in zip(srcs, refs):
+        spec, why = dims_spec(rule, src, dim, ref)
+        if spec is None:
+            return None, why
+        shapes.append(spec)
+    return ExportArgs(args_code, None, "(" + ", ".join(shapes) + ("," if len(shapes) == 1 else "") + ")"), None
+
+
+def shape_known(rule: Rule, expr: cst.BaseExpression) -> bool:
+    return tensor_shape(rule, expr) is not None
+
+
+# ------------------------------------------------------------------------------------------------
+# models
+
+
+def model_class(rule: Rule, model: cst.BaseExpression) -> cst.ClassDef | None:
+    """The class (defined in this file) of ``Model(...)`` or of a name bound to it (``.eval()`` allowed)."""
+    expr = model
+    for _ in range(6):
+        if isinstance(expr, cst.Name):
+            value = assigned_value(rule, expr)
+            if value is None:
+                return None
+            expr = value
+            continue
+        if isinstance(expr, cst.Call):
+            if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("eval", "train", "to", "float", "cpu"):
+                expr = expr.func.value
+                continue
+            if isinstance(expr.func, cst.Name):
+                d = definition(rule, expr.func)
+                return d if isinstance(d, cst.ClassDef) else None
+        return None
+    return None
+
+
+def is_function(rule: Rule, model: cst.BaseExpression) -> bool:
+    return isinstance(model, cst.Name) and isinstance(definition(rule, model), cst.FunctionDef)
+
+
+def recurrent_layers(rule: Rule, cls: cst.ClassDef | None, seen: set | None = None) -> list[str]:
+    """Names of nn.GRU/LSTM/RNN layers built in the class (or in classes of this file it builds)."""
+    if cls is None:
+        return []
+    seen = seen if seen is not None else set()
+    if id(cls) in seen:
+        return []
+    seen.add(id(cls))
+    found: list[str] = []
+    calls: list[cst.Call] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            calls.append(node)
+
+    cls.body.visit(_V())
+    for c in calls:
+        q = rule.matches(c.func, *RNN_LAYERS)
+        if q:
+            found.append(q.rsplit(".", 1)[-1])
+        elif isinstance(c.func, cst.Name):
+            d = definition(rule, c.func)
+            if isinstance(d, cst.ClassDef):
+                found.extend(recurrent_layers(rule, d, seen))
+    return found
+
+
+def hint_inputs(rule: Rule, node: cst.CSTNode, names: list[str]) -> str | None:
+    """Example inputs given by a hint comment on the line (or the line above) or by the config."""
+    pos = rule.position(node)
+    lines = rule.context.lines
+    for lineno in (pos.start.line, pos.start.line - 1):
+        if 0 < lineno <= len(lines):
+            m = _HINT.search(lines[lineno - 1])
+            if m:
+                return m.group(1)
+    table = rule.context.options.get("inputs") if rule.context.options else None
+    if isinstance(table, dict) and table:
+        rel = _relative_path(rule)
+        for name in names:
+            value = table.get(f"{rel}::{name}")
+            if isinstance(value, str):
+                return value
+    return None
+
+
+def _relative_path(rule: Rule) -> str:
+    import os
+
+    path = rule.context.path
+    root = rule.context.options.get("root") if rule.context.options else None
+    if root:
+        try:
+            return os.path.relpath(os.path.abspath(path), str(root)).replace(os.sep, "/")
+        except ValueError:
+            pass
+    return path.replace(os.sep, "/")
+
+
+# ------------------------------------------------------------------------------------------------
+# plans: how a producing call and the uses of its value are rewritten
+
+# Methods of a loaded/traced module that an exported module (a GraphModule) supports as well.
+MODULE_METHODS = {
+    "to", "cpu", "cuda", "half", "float", "double", "parameters", "named_parameters", "buffers",
+    "named_buffers", "state_dict", "modules", "children", "named_modules", "requires_grad_", "zero_grad",
+}
+
+
+@dataclass
+class Plan:
+    edits: list[Edit] = field(default_factory=list)
+    imports: list[Import] = field(default_factory=list)
+    applicability: Applicability = Applicability.UNSAFE
+    ep_mode: bool = False  # the name holds the ExportedProgram (it is saved/lowered), calls go through .module()
+    notes: list[str] = field(default_factory=list)
+    problem: str | None = None
+
+
+def value_expr(rule: Rule, call: cst.Call) -> cst.BaseExpression:
+    """``call`` or ``call.eval()`` when the call's value is put in eval mode in place."""
+    parent = rule.parent(call)
+    if isinstance(parent, cst.Attribute) and parent.value is call and parent.attr.value == "eval":
+        grand = rule.parent(parent)
+        if isinstance(grand, cst.Call) and grand.func is parent and not grand.args:
+            return grand
+    return call
+
+
+def _module_call(ref: cst.BaseExpression) -> cst.Call:
+    return cst.Call(func=cst.Attribute(value=ref, attr=cst.Name("module")))
+
+
+def plan_uses(rule: Rule, call: cst.Call, new_code: Callable[[bool], str], what: str) -> Plan:
+    """Rewrite the producing ``call`` (``new_code(ep_mode)`` is its replacement) and its value's uses."""
+    plan = Plan()
+    value = value_expr(rule, call)
+    b = binding(rule, value)
+    if b.problem:
+        plan.problem = f"cannot follow the {what} ({b.problem})"
+        return plan
+    uses = [classify_use(rule, u) for u in b.uses]
+    for u in uses:
+        if u.kind == "attr-call" and u.detail not in MODULE_METHODS:
+            plan.problem = (
+                f"`.{u.detail}(...)` is called on the {what} (line {rule.position(u.node).start.line}); an exported "
+                "program has one entry point, `forward`: export that method as its own program "
+                "(see docs/callsites.md, several entry points) and call it there"
+            )
+            return plan
+        if u.kind == "mode" and u.detail == "train":
+            _, why = mode_edit(rule, u)
+            if why:
+                plan.problem = why + f" (line {rule.position(u.node).start.line})"
+                return plan
+    plan.ep_mode = any(u.kind == "ep" for u in uses)
+    in_place = b.target is None
+    code_new = new_code(plan.ep_mode) + ("" if plan.ep_mode else ".module()")
+    plan.edits.append(Edit(value, cst.parse_expression(code_new)))
+    if in_place:
+        return plan
+    for u in uses:
+        if u.kind == "mode":
+            edit, _ = mode_edit(rule, u)
+            if edit is not None:
+                plan.edits.append(edit)
+            if not plan.notes or "eval" not in plan.notes[-1]:
+                plan.notes.append("`.eval()` dropped: an exported module runs in the mode it was exported in")
+        elif u.kind == "ep":
+            continue  # the save/lower rules rewrite these
+        elif plan.ep_mode:
+            plan.edits.append(Edit(u.node, _module_call(u.node)))
+        if u.kind == "script-attr":
+            plan.notes.append(f"`.{u.detail}` now shows the FX graph of the exported module")
+    return plan
+
+
+def plan_for(rule: Rule, call: cst.Call) -> Plan:
+    """The plan of any producing call this family knows."""
+    name = call_name(rule, call)
+    if name == TRACE:
+        return plan_trace(rule, call)
+    if name == SCRIPT:
+        return plan_script(rule, call)
+    if name == JIT_LOAD:
+        return plan_load(rule, call)
+    if name in (EXPORT, EXPORT_LOAD, MOVE):
+        return Plan(applicability=Applicability.SAFE, ep_mode=True)
+    return Plan(problem=f"`{code(call.func)}(...)` is not a program this tool can export")
+
+
+def _export_code(model: str, ex: ExportArgs) -> str:
+    kwargs = f", kwargs={ex.kwargs}" if ex.kwargs else ""
+    return f"torch.export.export({model}, {ex.args}{kwargs}, dynamic_shapes={ex.shapes})"
+
+
+def _model_problem(rule: Rule, model: cst.BaseExpression, verb: str) -> str | None:
+    if is_function(rule, model):
+        return (f"`{code(model)}` is a function: torch.export.export wants an nn.Module; wrap it "
+                f"(`class {code(model).title().replace('_', '')}(torch.nn.Module): def forward(self, *a): return {code(model)}(*a)`) and {verb} the module")
+    layers = recurrent_layers(rule, model_class(rule, model))
+    if layers:
+        return (f"`{code(model)}` holds {', '.join(sorted(set(layers)))}: torch.export specializes the sequence length "
+                f"of recurrent layers (verified with torch 2.13: `Guard failed: x.size()[1] == 5`), while the "
+                f"TorchScript artifact accepted any length; export once per sequence length you serve, or pad "
+                f"inputs to one length, and then replace this call by hand")
+    return None
+
+
+def plan_trace(rule: Rule, call: cst.Call) -> Plan:
+    model = argument(call, 0, "func")
+    example = argument(call, 1, "example_inputs")
+    kw = argument(call, None, "example_kwarg_inputs")
+    if model is None:
+        return Plan(problem="`torch.jit.trace` without a module")
+    problem = _model_problem(rule, model, "trace")
+    if problem:
+        return Plan(problem=problem)
+    dim, imports = dim_name(rule, call)
+    ex, why = export_args(rule, example, kw, dim)
+    if ex is None:
+        return Plan(problem=why)
+    plan = plan_uses(rule, call, lambda ep: _export_code(code(model), ex), "traced module")
+    plan.imports = [Import("torch"), *imports]
+    if argument(call, None, "check_inputs") is not None:
+        plan.notes.append("`check_inputs` dropped: every dim of size >= 2 is exported dynamic (Dim.AUTO)")
+    return plan
+
+
+def _defined_before(rule: Rule, expr: cst.BaseExpression, line: int) -> bool:
+    """Every name in ``expr`` is bound once, before ``line``, in the same scope (or is torch)."""
+    ok = True
+
+    class _V(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            nonlocal ok
+            if node.value == "torch":
+                return
+            parent = rule.parent(node)
+            if isinstance(parent, cst.Attribute) and parent.attr is node:
+                return
+            if isinstance(parent, cst.Arg) and parent.keyword is node:
+                return
+            value = assigned_value(rule, node)
+            if value is None or rule.position(value).start.line >= line:
+                ok = False
+
+    expr.visit(_V())
+    return ok
+
+
+def script_inputs(rule: Rule, call: cst.Call, model: cst.BaseExpression) -> tuple[cst.BaseExpression | None, str]:
+    """Example inputs of a scripted module: hint comment, config entry, or first call in scope."""
+    value = value_expr(rule, call)
+    parent = rule.parent(value)
+    names = [code(model)]
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+        names.insert(0, code(parent.targets[0].target))
+    hint = hint_inputs(rule, call, names)
+    if hint is not None:
+        try:
+            return cst.parse_expression(hint), "hint"
+        except cst.ParserSyntaxError:
+            return None, f"the inputs hint `{hint}` is not a Python expression"
+    b = binding(rule, value)
+    line = rule.position(call).start.line
+    calls = [u for u in (classify_use(rule, r) for r in b.uses) if u.kind == "call" and not u.detail]
+    calls.sort(key=lambda u: (rule.position(u.node).start.line, rule.position(u.node).start.column))
+    for u in calls[:1]:
+        c = u.outer
+        if any(a.keyword is not None or a.star for a in c.args):
+            break
+        if c.args and all(_defined_before(rule, a.value, line) for a in c.args):
+            return cst.Tuple([cst.Element(a.value) for a in c.args]) if len(c.args) > 1 else c.args[0].value, "call"
+    return None, ""
+
+
+def plan_script(rule: Rule, call: cst.Call) -> Plan:
+    model = argument(call, 0, "obj")
+    if model is None:
+        return Plan(problem="`torch.jit.script` without an object")
+    problem = _model_problem(rule, model, "script")
+    if problem:
+        return Plan(problem=problem)
+    example, source = script_inputs(rule, call, model)
+    target = rule.parent(value_expr(rule, call))
+    name = code(target.targets[0].target) if isinstance(target, cst.Assign) and len(target.targets) == 1 else code(model)
+    if example is None:
+        return Plan(problem=(source + "; " if source else "") + (
+            f"`torch.jit.script({code(model)})` needs example inputs to export and nothing here shows them: add "
+            f"`# ts2export: inputs=(torch.randn(2, 8),)` (your shapes) on this line, or "
+            f"`\"{_relative_path(rule)}::{name}\" = \"(torch.randn(2, 8),)\"` under [tool.ts2export.inputs] in pyproject.toml"))
+    dim, imports = dim_name(rule, call)
+    ex, why = export_args(rule, example, None, dim)
+    if ex is None:
+        return Plan(problem=f"example inputs from the {source}: {why}")
+    plan = plan_uses(rule, call, lambda ep: _export_code(code(model), ex), "scripted module")
+    plan.imports = [Import("torch"), *imports]
+    plan.notes.insert(0, f"example inputs from the {'hint' if source == 'hint' else 'first call'}: `{ex.args}`")
+    return plan
+
+
+def plan_load(rule: Rule, call: cst.Call) -> Plan:
+    path = argument(call, 0, "f")
+    if path is None:
+        return Plan(problem="`torch.jit.load` without a path")
+    loc = argument(call, 1, "map_location")
+    extra = argument(call, 2, "_extra_files")
+    if isinstance(loc, cst.Lambda):
+        return Plan(problem="`map_location` is a function: move the loaded program with torch.export.passes.move_to_device_pass(ep, device) by hand")
+    load = f"torch.export.load({code(path)}" + (f", extra_files={code(extra)}" if extra is not None else "") + ")"
+    imports = [Import("torch")]
+    if loc is not None and not (isinstance(loc, cst.Name) and loc.value == "None"):
+        load = f"torch.export.passes.move_to_device_pass({load}, {code(loc)})"
+        imports.append(Import("torch.export.passes"))
+    plan = plan_uses(rule, call, lambda ep: load, "loaded module")
+    plan.imports = imports
+    return plan
+
+
+# ------------------------------------------------------------------------------------------------
+# linking writers and readers of one artifact path (within a file)
+
+
+def path_literal(rule: Rule, expr: cst.BaseExpression | None) -> str | None:
+    """The value of a string literal, or of a name bound once to one."""
+    if isinstance(expr, cst.Name):
+        expr = assigned_value(rule, expr)
+    if isinstance(expr, cst.SimpleString):
+        value = expr.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _module_of(rule: Rule, node: cst.CSTNode) -> cst.Module | None:
+    current = node
+    while current is not None and not isinstance(current, cst.Module):
+        current = rule.parent(current)
+    return current
+
+
+def writers(rule: Rule, path_expr: cst.BaseExpression) -> str:
+    """A message suffix naming the save call sites of the same path literal in this file."""
+    value = path_literal(rule, path_expr)
+    module = _module_of(rule, path_expr)
+    if value is None or module is None:
+        return ""
+    lines: list[str] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            func = node.func
+            saving = rule.matches(func, JIT_SAVE, "torch.export.save") or (
+                isinstance(func, cst.Attribute) and func.attr.value in ("save", "_save_for_lite_interpreter")
+            )
+            if saving and any(path_literal(rule, a.value) == value for a in node.args):
+                lines.append(f"{rule.position(node).start.line} (`{code(func)}`)")
+
+    module.visit(_V())
+    if lines:
+        return f"; `{value}` is written in this file at line {', '.join(lines)}"
+    return f"; `{value}` is written elsewhere: its writer must save with `torch.export.save` (TSX303) too"

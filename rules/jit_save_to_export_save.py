@@ -1,0 +1,96 @@
+import libcst as cst
+
+from ts2export.rule import Applicability, Import, Invalid, Rule, Valid, argument
+from ts2export.rules._callsite_util import JIT_SAVE, code, origin, plan_for
+
+
+class JitSaveToExportSave(Rule):
+    """
+    ## What it does
+    Rewrites `torch.jit.save(m, path, _extra_files=files)` and `m.save(path, _extra_files=files)`
+    to `torch.export.save(m, path, extra_files=files)` when `m` comes (in this file, through
+    names bound once or `self.attr`) from a call that ts2export rewrites to an `ExportedProgram`:
+    `torch.jit.trace` (TSX301), `torch.jit.script` with known inputs (TSX302), `torch.jit.load`
+    (TSX304), or already `torch.export.export`/`load`. The path string is kept.
+
+    ## Why
+    A TorchScript archive can only be read by `torch.jit.load`. `torch.export.save` writes a
+    `.pt2` archive (any file name works; see docs/callsites.md for renaming `.pt` to `.pt2`).
+
+    ## Example
+    ```python
+    traced = torch.jit.trace(model, x)
+    traced.save("model.pt")
+    ```
+    becomes
+    ```python
+    traced = torch.export.export(model, (x,), dynamic_shapes=...)
+    torch.export.save(traced, "model.pt")
+    ```
+
+    ## Fix safety
+    As safe as the rewrite of the artifact's origin (unsafe for TorchScript origins, safe for
+    programs that are already exported). Every reader of the file must move to
+    `torch.export.load` too (TSX304). Where the origin is not visible, or is not rewritten, the
+    call is reported and left alone.
+    """
+
+    id = "TSX303"
+    summary = "`torch.jit.save` / `ScriptModule.save` becomes `torch.export.save`"
+    applicability = Applicability.UNSAFE
+
+    VALID = [
+        Valid("import torch\nep = torch.export.export(m, (x,))\ntorch.export.save(ep, 'm.pt2')\n"),
+        Valid("import pickle\nclass A:\n    def save(self, p):\n        pass\nA().save('x')\n"),
+    ]
+    INVALID = [
+        Invalid(
+            "import torch\nep = torch.export.export(m, (x,))\ntorch.jit.save(ep, 'm.pt', _extra_files={'a': 'b'})\n",
+            "import torch\nep = torch.export.export(m, (x,))\ntorch.export.save(ep, 'm.pt', extra_files={'a': 'b'})\n",
+        ),
+        Invalid(
+            "import torch\n\n\ndef f(m, x):\n    t = torch.jit.trace(m, (x,))\n    t.save('m.pt')\n",
+            "import torch\n\n\ndef f(m, x):\n    t = torch.jit.trace(m, (x,))\n    torch.export.save(t, 'm.pt')\n",
+            unsafe=True,
+        ),
+        Invalid("import torch\n\n\ndef f(m):\n    torch.jit.save(m, 'm.pt')\n", None, count=1),
+    ]
+
+    def _handle(self, node: cst.Call, obj: cst.BaseExpression, path: cst.BaseExpression | None,
+                extra: cst.BaseExpression | None, spelled: str) -> None:
+        if path is None:
+            self.report(node, f"`{spelled}` without a path: rewrite it to `torch.export.save(ep, path)` by hand")
+            return
+        source = origin(self, obj)
+        if source is None:
+            self.report(node, (
+                f"`{spelled}` of `{code(obj)}`, whose origin is not visible in this file: save an "
+                f"`ExportedProgram` with `torch.export.save(ep, {code(path)})` and load it with `torch.export.load`"))
+            return
+        plan = plan_for(self, source)
+        if plan.problem:
+            self.report(node, f"`{spelled}` not rewritten: its artifact (line {self.position(source).start.line}) is not exported: {plan.problem}")
+            return
+        new = f"torch.export.save({code(obj)}, {code(path)}" + (f", extra_files={code(extra)}" if extra is not None else "") + ")"
+        self.report(
+            node,
+            f"`{spelled}` writes a TorchScript archive: save the `ExportedProgram` with `torch.export.save` "
+            f"(readers: `torch.export.load({code(path)})`)",
+            replacement=cst.parse_expression(new),
+            imports=[Import("torch")],
+            applicability=plan.applicability,
+        )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.matches(node.func, JIT_SAVE):
+            obj = argument(node, 0, "m")
+            if obj is None:
+                self.report(node, "`torch.jit.save` without a module")
+                return
+            self._handle(node, obj, argument(node, 1, "f"), argument(node, 2, "_extra_files"), "torch.jit.save(...)")
+            return
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "save":
+            if origin(self, func.value) is None:
+                return  # not an artifact this file shows
+            self._handle(node, func.value, argument(node, 0, "f"), argument(node, 1, "_extra_files"), ".save(...)")
