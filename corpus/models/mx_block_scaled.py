@@ -1,6 +1,8 @@
 """An MX-style block-scaled linear layer: float8_e4m3fn weights with float8_e8m0fnu scales, one
 scale (a power of two) per block of 32 weights, dequantised in forward."""
 
+from typing import Tuple
+
 import torch
 from torch import nn
 
@@ -46,3 +48,24 @@ def build():
     torch.manual_seed(5)
     model = MXModel().eval()
     return model, (torch.randn(2, 64),), ["float32[B=1..8,64]"]
+
+
+class MXQuantize(nn.Module):
+    """MX quantisation of activations: float8_e4m3fn elements and one float8_e8m0fnu scale per block
+    of 32. Its outputs are float8, so it exercises verify's float8 comparison (ExecuTorch has no
+    float8 kernels, so it is not lowered)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.block = BLOCK
+
+    def forward(self, x: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        blocks = x.reshape(x.shape[0], -1, self.block)
+        amax = blocks.abs().amax(dim=-1).clamp(min=1e-12)
+        scale = torch.exp2(torch.floor(torch.log2(amax)) - 8)
+        q = (blocks / scale.unsqueeze(-1)).reshape(x.shape).to(torch.float8_e4m3fn)
+        return q, scale.to(torch.float8_e8m0fnu)
+
+
+def build_quantizer():
+    return MXQuantize().eval(), (torch.randn(2, 64),), ["float32[B=1..8,64]"]

@@ -77,13 +77,13 @@ def compare_leaf(name: str, expected: Any, actual: Any, rtol: float | None, atol
         res.ok = False
         res.detail = f"shape differs: {shape} vs {list(actual.shape)}"
         return res
+    exact = not (expected.dtype.is_floating_point or expected.dtype.is_complex)
     r, a = tolerances(expected.dtype)
-    if rtol is not None:
+    if rtol is not None and not exact:  # integers and bools are always compared exactly
         r, a = rtol, atol
     res.rtol, res.atol = r, a
     e, g = _wide(expected), _wide(actual)
     n = e.numel()
-    exact = not (expected.dtype.is_floating_point or expected.dtype.is_complex)
     if exact:
         close = e == g
     else:

@@ -16,7 +16,9 @@ next strategy is tried. When none works the error names the TorchScript node kin
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
 import re
 import time
 from collections.abc import Sequence
@@ -225,7 +227,9 @@ def convert_method(
     strategies.append(("interpreter", lambda: _export_interpreter(sm, method, args, dynamic_shapes)))
     for name, fn in strategies:
         try:
-            ep = fn()
+            # torch prints the partial graph of a failed export to stderr; keep the one-line contract
+            with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+                ep = fn()
         except Exception as exc:
             errors.append((name, str(exc)))
             notes.append(f"{name} failed: {one_line(exc, 200)}")
