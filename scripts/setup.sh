@@ -8,6 +8,14 @@ PY=${PYTHON:-python3}
 if [ ! -x "$VENV/bin/python" ]; then
   "$PY" -m venv "$VENV"
 fi
-"$VENV/bin/python" -m pip install -q --disable-pip-version-check -c constraints.txt torch
-"$VENV/bin/python" -m pip install -q --disable-pip-version-check -c constraints.txt -e ".[dev,edge]"
+pip_install() {  # pip, minus the mirror's "Location ... is ignored" noise; fails when pip fails
+  local log rc=0
+  log=$(mktemp)
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check -c constraints.txt "$@" >"$log" 2>&1 || rc=$?
+  grep -v "^WARNING: Location" "$log" >&2 || true
+  rm -f "$log"
+  return $rc
+}
+pip_install torch
+pip_install -e ".[dev,edge]"
 echo "ts2export is set up in $VENV ($("$VENV/bin/ts2export" --version))" >&2
