@@ -1,0 +1,26 @@
+"""Deploy script: trace the classifier and write the artifact with its metadata."""
+import json
+
+import torch
+from torch import nn
+
+ARTIFACT = "classifier.pt"
+
+
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten())
+        self.head = nn.Linear(8, 5)
+
+    def forward(self, images):
+        return self.head(self.body(images)).softmax(-1)
+
+
+def deploy():
+    torch.manual_seed(0)
+    model = Classifier().eval()
+    example = torch.randn(2, 3, 16, 16)
+    traced = torch.jit.trace(model, example)
+    meta = {"labels.json": json.dumps(["a", "b", "c", "d", "e"])}
+    torch.jit.save(traced, ARTIFACT, _extra_files=meta)
