@@ -144,8 +144,8 @@ def nn_module_expr(module: cst.Module) -> tuple[cst.BaseExpression, str | None]:
 
 def remove_statement_edits(rule: Rule, small: cst.BaseSmallStatement) -> list[Edit]:
     """Edits that make the small statement ``small`` disappear: its line when it stands alone
-    (the blank lines and comments above it move to the next statement; a block left empty gets
-    ``pass``)."""
+    (its comments go with it; its blank lines move to the next statement when that has none, so
+    the separation from what precedes stays; a block left empty gets ``pass``)."""
     line = rule.parent(small)
     if not (isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1):
         return [Edit(small, cst.RemovalSentinel.REMOVE)]
@@ -158,7 +158,10 @@ def remove_statement_edits(rule: Rule, small: cst.BaseSmallStatement) -> list[Ed
         return [Edit(small, cst.Pass())]
     if index + 1 < len(body):
         nxt = body[index + 1]
-        if hasattr(nxt, "leading_lines") and line.leading_lines:
-            merged = [*line.leading_lines, *nxt.leading_lines]
+        blanks = [ln for ln in line.leading_lines if ln.comment is None]
+        nxt_lines = getattr(nxt, "leading_lines", None)
+        if blanks and nxt_lines is not None and not any(ln.comment is None for ln in nxt_lines):
+            # Keep the separation the removed line had from what precedes it (its comments go with it).
+            merged = [*blanks, *nxt_lines]
             return [Edit(line, cst.RemovalSentinel.REMOVE), Edit(nxt, nxt.with_changes(leading_lines=merged))]
     return [Edit(line, cst.RemovalSentinel.REMOVE)]
