@@ -48,19 +48,47 @@ def _with_leading(stmt: cst.BaseStatement, lines: Sequence[cst.EmptyLine]) -> cs
     return stmt.with_changes(leading_lines=[*lines, *stmt.leading_lines])
 
 
-def replace_statement(rule: Rule, stmt: cst.BaseStatement, new: Sequence[cst.BaseStatement]):
-    """Replacement for compound or simple statement ``stmt`` by the statements ``new``.
+def _blank_prefix(lines: Sequence[cst.EmptyLine]) -> int:
+    n = 0
+    for line in lines:
+        if line.comment is not None:
+            break
+        n += 1
+    return n
+
+
+def _next_sibling(rule: Rule, stmt: cst.BaseStatement) -> cst.BaseStatement | None:
+    parent = rule.parent(stmt)
+    body = parent.body if isinstance(parent, (cst.IndentedBlock, cst.Module)) else None
+    if not isinstance(body, (list, tuple)):
+        return None
+    for i, node in enumerate(body):
+        if node is stmt:
+            return body[i + 1] if i + 1 < len(body) else None
+    return None
+
+
+def statement_edits(rule: Rule, stmt: cst.BaseStatement, new: Sequence[cst.BaseStatement]) -> list[Edit]:
+    """Edits that replace statement ``stmt`` by the statements ``new``.
 
     The comments above ``stmt`` move onto the first new statement. When ``new`` is empty the
-    statement is removed, or becomes ``pass`` where it is the only statement of its block."""
+    statement is removed, or becomes ``pass`` where it is the only statement of its block; the
+    blank lines that separated it from the code above are kept (moved onto the next statement)."""
     leading = list(stmt.leading_lines)
     if new:
         out = [_with_leading(new[0], leading), *new[1:]]
-        return out[0] if len(out) == 1 else cst.FlattenSentinel(out)
+        return [Edit(stmt, out[0] if len(out) == 1 else cst.FlattenSentinel(out))]
     parent = rule.parent(stmt)
     if isinstance(parent, cst.IndentedBlock) and len(parent.body) == 1:
-        return pass_line(leading)
-    return cst.RemovalSentinel.REMOVE
+        return [Edit(stmt, pass_line(leading))]
+    edits = [Edit(stmt, cst.RemovalSentinel.REMOVE)]
+    blanks = _blank_prefix(leading)
+    following = _next_sibling(rule, stmt)
+    if following is not None and blanks > _blank_prefix(following.leading_lines):
+        missing = blanks - _blank_prefix(following.leading_lines)
+        edits.append(Edit(following, following.with_changes(
+            leading_lines=[*leading[:missing], *following.leading_lines])))
+    return edits
 
 
 def remove_small_statement(rule: Rule, small: cst.BaseSmallStatement) -> list[Edit] | None:
@@ -68,7 +96,7 @@ def remove_small_statement(rule: Rule, small: cst.BaseSmallStatement) -> list[Ed
     line = rule.parent(small)
     if isinstance(line, cst.SimpleStatementLine):
         if len(line.body) == 1:
-            return [Edit(line, replace_statement(rule, line, []))]
+            return statement_edits(rule, line, [])
         return [Edit(small, cst.RemovalSentinel.REMOVE)]
     if isinstance(line, cst.SimpleStatementSuite):
         if len(line.body) == 1:
@@ -97,9 +125,56 @@ def remove_with_item(rule: Rule, item: cst.WithItem) -> list[Edit] | None:
     if len(stmt.items) == 1:
         if stmt.asynchronous is not None:
             return None
-        return [Edit(stmt, replace_statement(rule, stmt, block_statements(stmt.body)))]
+        return statement_edits(rule, stmt, block_statements(stmt.body))
     items = [i for i in stmt.items if i is not item]
     last = stmt.items[-1]
     if item is last:  # the new last item takes the old last item's comma (usually none)
         items[-1] = items[-1].with_changes(comma=last.comma)
     return [Edit(stmt, stmt.with_changes(items=items))]
+
+
+class KnobRule(Rule):
+    """Base of the rules that remove TorchScript executor/fusion settings (not itself a rule).
+
+    Subclasses set ``STATEMENT_CALLS`` (qualified names of calls removed where they stand as a
+    statement), ``CONTEXT_MANAGERS`` (qualified names of context managers removed from ``with``),
+    ``WHAT`` (how messages name the construct) and ``REASON`` (why it can go)."""
+
+    STATEMENT_CALLS: tuple[str, ...] = ()
+    STATEMENT_PREFIXES: tuple[str, ...] = ()
+    CONTEXT_MANAGERS: tuple[str, ...] = ()
+    REASON = "only TorchScript's executor reads this setting (eager, torch.compile and torch.export ignore it)"
+
+    def _name(self, call: cst.Call) -> str | None:
+        name = self.matches(call.func, *self.STATEMENT_CALLS, *self.CONTEXT_MANAGERS)
+        if name:
+            return name
+        for q in sorted(self.qualnames(call.func)):
+            if any(q.startswith(p) for p in self.STATEMENT_PREFIXES):
+                return q
+        return None
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = self._name(node)
+        if name is None:
+            return
+        shown = f"`{name}(...)`"
+        parent = self.parent(node)
+        if name in self.CONTEXT_MANAGERS:
+            if isinstance(parent, cst.WithItem) and parent.item is node:
+                edits = remove_with_item(self, parent)
+                if edits:
+                    self.report(node, f"{shown}: remove the context manager; {self.REASON}", edits=edits)
+                else:
+                    self.report(node, f"{shown} binds a name with `as` or is used in `async with`; remove it by hand: "
+                                      f"{self.REASON}")
+                return
+            self.report(node, f"{shown} used outside a `with` statement; remove it by hand: {self.REASON}")
+            return
+        stmt = expression_statement(self, node)
+        edits = remove_small_statement(self, stmt) if stmt is not None else None
+        if edits:
+            self.report(node, f"{shown}: remove the call; {self.REASON}", edits=edits)
+        else:
+            self.report(node, f"{shown} is used as a value (it returns the previous setting); remove it together with "
+                              f"the code that restores the setting: {self.REASON}")

@@ -2,7 +2,7 @@ import libcst as cst
 
 from ts2export.rule import Applicability, Edit, Invalid, Rule, Valid
 
-from ._runtime_util import block_statements, const, literal, replace_statement
+from ._runtime_util import block_statements, const, literal, statement_edits
 
 _NAMES = ("torch.jit.is_scripting", "torch._jit_internal.is_scripting")
 
@@ -184,16 +184,16 @@ class JitIsScripting(Rule):
                 return node
 
     # -- statements -----------------------------------------------------------------------
-    def _if_edit(self, stmt: cst.If, value: bool) -> Edit:
+    def _if_edits(self, stmt: cst.If, value: bool) -> list[Edit]:
         parent = self.parent(stmt)
         if isinstance(parent, cst.If) and parent.orelse is stmt:  # an elif
             if value:
-                return Edit(stmt, cst.Else(body=stmt.body, leading_lines=stmt.leading_lines,
-                                           whitespace_before_colon=stmt.whitespace_after_test))
+                return [Edit(stmt, cst.Else(body=stmt.body, leading_lines=stmt.leading_lines,
+                                            whitespace_before_colon=stmt.whitespace_after_test))]
             rest = stmt.orelse
             if rest is None:
-                return Edit(stmt, cst.RemovalSentinel.REMOVE)
-            return Edit(stmt, rest.with_changes(leading_lines=stmt.leading_lines))
+                return [Edit(stmt, cst.RemovalSentinel.REMOVE)]
+            return [Edit(stmt, rest.with_changes(leading_lines=stmt.leading_lines))]
         if value:
             new = block_statements(stmt.body)
         elif stmt.orelse is None:
@@ -202,7 +202,7 @@ class JitIsScripting(Rule):
             new = block_statements(stmt.orelse.body)
         else:
             new = [stmt.orelse.with_changes(leading_lines=())]
-        return Edit(stmt, replace_statement(self, stmt, new))
+        return statement_edits(self, stmt, new)
 
     def visit_Call(self, node: cst.Call) -> None:
         if not self._is_target(node):
@@ -215,7 +215,7 @@ class JitIsScripting(Rule):
             value = self._simplify(expr, True)
             c = const(value)
             if c is not None and isinstance(parent, cst.If):
-                self.report(node, message, edits=[self._if_edit(parent, c)])
+                self.report(node, message, edits=self._if_edits(parent, c))
                 return
             if c is not None and isinstance(parent, cst.IfExp):
                 branch = self._keep_parens(parent, parent.body if c else parent.orelse)
@@ -224,10 +224,10 @@ class JitIsScripting(Rule):
             if c is True and isinstance(parent, cst.Assert):
                 stmt = self.parent(parent)
                 if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
-                    self.report(node, message, edits=[Edit(stmt, replace_statement(self, stmt, []))])
+                    self.report(node, message, edits=statement_edits(self, stmt, []))
                     return
             if c is False and isinstance(parent, cst.While) and parent.orelse is None:
-                self.report(node, message, edits=[Edit(parent, replace_statement(self, parent, []))])
+                self.report(node, message, edits=statement_edits(self, parent, []))
                 return
         else:
             value = self._simplify(expr, False)
