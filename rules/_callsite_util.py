@@ -365,8 +365,12 @@ def is_tensor_expr(rule: Rule, expr: cst.BaseExpression, depth: int = 0) -> bool
     return None
 
 
-def dims_spec(rule: Rule, expr: cst.BaseExpression, dim: str, ref: str | None) -> tuple[str | None, str | None]:
-    """Code of the dynamic-shapes entry for one example tensor (``ref``: code naming it), or why none."""
+def dims_spec(rule: Rule, expr: cst.BaseExpression, dim: str, ref: str | None,
+              bounded: bool = False) -> tuple[str | None, str | None]:
+    """Code of the dynamic-shapes entry for one example tensor (``ref``: code naming it), or why none.
+
+    ``bounded``: the program is lowered to ExecuTorch, which plans memory for the largest shape and
+    rejects larger inputs at run time, so each dim gets ``Dim.AUTO(max=...)``."""
     shape = tensor_shape(rule, expr)
     if shape is not None:
         rank, sizes = shape
@@ -378,10 +382,20 @@ def dims_spec(rule: Rule, expr: cst.BaseExpression, dim: str, ref: str | None) -
             )
         if rank == 0:
             return "{}", None
-        return "{" + ", ".join(f"{i}: {dim}.AUTO" for i in range(rank)) + "}", None
+        return "{" + ", ".join(f"{i}: {auto(dim, bounded, s)}" for i, s in enumerate(sizes)) + "}", None
     if ref is not None:
-        return f"{{i: {dim}.AUTO for i in range({ref}.dim())}}", None
+        return f"{{i: {auto(dim, bounded, None)} for i in range({ref}.dim())}}", None
     return None, f"cannot tell the rank of the example `{code(expr)}`; bind it to a variable first"
+
+
+#: Upper bound of a dynamic dim lowered to ExecuTorch when the example's size is unknown.
+DEFAULT_MAX = 64
+
+
+def auto(dim: str, bounded: bool, size: int | None) -> str:
+    if not bounded:
+        return f"{dim}.AUTO"
+    return f"{dim}.AUTO(max={max(DEFAULT_MAX, 8 * size) if size else DEFAULT_MAX})"
 
 
 def dim_name(rule: Rule, node: cst.CSTNode) -> tuple[str, list[Import]]:
@@ -405,7 +419,7 @@ class ExportArgs:
 
 
 def export_args(rule: Rule, example: cst.BaseExpression | None, kw: cst.BaseExpression | None,
-                dim: str) -> tuple[ExportArgs | None, str | None]:
+                dim: str, bounded: bool = False) -> tuple[ExportArgs | None, str | None]:
     """Arguments of ``torch.export.export`` from a trace's example inputs, with Dim.AUTO per dim."""
     if example is None and kw is None:
         return None, "no example inputs"
@@ -418,13 +432,13 @@ def export_args(rule: Rule, example: cst.BaseExpression | None, kw: cst.BaseExpr
             entries = []
             for e in kw.elements:
                 ref = e.value.value if isinstance(e.value, cst.Name) else None
-                spec, why = dims_spec(rule, e.value, dim, ref)
+                spec, why = dims_spec(rule, e.value, dim, ref, bounded)
                 if spec is None:
                     return None, why
                 entries.append(f"{code(e.key)}: {spec}")
             return ExportArgs("()", code(kw), "{" + ", ".join(entries) + "}"), None
         if isinstance(kw, cst.Name):
-            shapes = f"{{k: {{i: {dim}.AUTO for i in range(v.dim())}} for k, v in {kw.value}.items()}}"
+            shapes = f"{{k: {{i: {auto(dim, bounded, None)} for i in range(v.dim())}} for k, v in {kw.value}.items()}}"
             return ExportArgs("()", kw.value, shapes), None
         return None, f"cannot see the keyword inputs `{code(kw)}`; write them as a dict literal or a name"
     tensor = is_tensor_expr(rule, example)
@@ -448,7 +462,7 @@ def export_args(rule: Rule, example: cst.BaseExpression | None, kw: cst.BaseExpr
             args_code = "(" + ", ".join(code(s) for s in srcs) + ("," if len(srcs) == 1 else "") + ")"
     shapes = []
     for src, ref in zip(srcs, refs):
-        spec, why = dims_spec(rule, src, dim, ref)
+        spec, why = dims_spec(rule, src, dim, ref, bounded)
         if spec is None:
             return None, why
         shapes.append(spec)
@@ -625,6 +639,29 @@ def plan_uses(rule: Rule, call: cst.Call, new_code: Callable[[bool], str], what:
     return plan
 
 
+LITE_METHODS = {"_save_for_lite_interpreter", "_save_to_buffer_for_lite_interpreter"}
+
+
+def lowered(rule: Rule, call: cst.Call, depth: int = 0) -> bool:
+    """Whether the value of a producing call is lowered to ExecuTorch (lite-interpreter save or
+    optimize_for_mobile) in this file, directly or through a name bound to it."""
+    if depth > 4:
+        return False
+    b = binding(rule, value_expr(rule, call))
+    for u in (classify_use(rule, r) for r in b.uses):
+        if u.kind == "ep" and u.detail in LITE_METHODS | {OPTIMIZE}:
+            return True
+    for r in b.uses:  # aliases: other = traced
+        parent = rule.parent(r)
+        if isinstance(parent, cst.Assign) and parent.value is r and len(parent.targets) == 1:
+            alias = parent.targets[0].target
+            if isinstance(alias, cst.Name):
+                sub = binding(rule, r)
+                if any(classify_use(rule, x).detail in LITE_METHODS for x in sub.uses):
+                    return True
+    return False
+
+
 def plan_for(rule: Rule, call: cst.Call) -> Plan:
     """The plan of any producing call this family knows."""
     name = call_name(rule, call)
@@ -667,7 +704,7 @@ def plan_trace(rule: Rule, call: cst.Call) -> Plan:
     if problem:
         return Plan(problem=problem)
     dim, imports = dim_name(rule, call)
-    ex, why = export_args(rule, example, kw, dim)
+    ex, why = export_args(rule, example, kw, dim, lowered(rule, call))
     if ex is None:
         return Plan(problem=why)
     plan = plan_uses(rule, call, lambda ep: _export_code(code(model), ex), "traced module")
@@ -741,7 +778,7 @@ def plan_script(rule: Rule, call: cst.Call) -> Plan:
             f"`# ts2export: inputs=(torch.randn(2, 8),)` (your shapes) on this line, or "
             f"`\"{_relative_path(rule)}::{name}\" = \"(torch.randn(2, 8),)\"` under [tool.ts2export.inputs] in pyproject.toml"))
     dim, imports = dim_name(rule, call)
-    ex, why = export_args(rule, example, None, dim)
+    ex, why = export_args(rule, example, None, dim, lowered(rule, call))
     if ex is None:
         return Plan(problem=f"example inputs from the {source}: {why}")
     plan = plan_uses(rule, call, lambda ep: _export_code(code(model), ex), "scripted module")
@@ -810,3 +847,10 @@ def writers(rule: Rule, path_expr: cst.BaseExpression) -> str:
     if lines:
         return f"; `{value}` is written in this file at line {', '.join(lines)}"
     return f"; `{value}` is written elsewhere: its writer must save with `torch.export.save` (TSX303) too"
+
+
+def pte_path(path: cst.BaseExpression) -> str:
+    """Code of an artifact path: kept as the user wrote it. Renaming `.ptl` to `.pte` here would break
+    programs whose reader and writer spell the path differently (a literal on one side, a parameter on
+    the other); ExecuTorch reads any file name. docs/callsites.md says how to rename by hand."""
+    return code(path)

@@ -1,0 +1,99 @@
+import libcst as cst
+
+from ts2export.rule import Import, Applicability, Invalid, Rule, Valid, argument
+from ts2export.rules._callsite_util import LITE_METHODS, code, origin, plan_for, pte_path
+
+_ET = [
+    Import("pathlib"),
+    Import("executorch.exir", "to_edge_transform_and_lower"),
+    Import("executorch.backends.xnnpack.partition.xnnpack_partitioner", "XnnpackPartitioner"),
+]
+
+
+class LiteSaveToExecuTorch(Rule):
+    """
+    ## What it does
+    Rewrites `m._save_for_lite_interpreter(path)` to an ExecuTorch program lowered with XNNPACK:
+    `pathlib.Path(path).write_bytes(to_edge_transform_and_lower(m, partitioner=[XnnpackPartitioner()]).to_executorch().buffer)`,
+    and `m._save_to_buffer_for_lite_interpreter()` to the `.buffer` of the same. The path is kept
+    (ExecuTorch reads any file name; docs/callsites.md says how to rename `.ptl` to `.pte`).
+    `m` must come (in this file) from a call that ts2export exports (TSX301/TSX302); its dynamic
+    dims are then bounded (`Dim.AUTO(max=...)`) because ExecuTorch plans memory for the largest
+    shape and rejects larger inputs.
+
+    ## Why
+    The lite interpreter (PyTorch Mobile) is deprecated; ExecuTorch replaces it. Its `.pte`
+    programs run from Python (`executorch.runtime.Runtime`), C++, Android and iOS.
+
+    ## Example
+    ```python
+    traced = torch.jit.trace(model, torch.randn(2, 8))
+    traced._save_for_lite_interpreter("model.ptl")
+    ```
+    becomes
+    ```python
+    traced = torch.export.export(model, (torch.randn(2, 8),), dynamic_shapes=({0: Dim.AUTO(max=64), 1: Dim.AUTO(max=64)},))
+    pathlib.Path("model.ptl").write_bytes(to_edge_transform_and_lower(traced, partitioner=[XnnpackPartitioner()]).to_executorch().buffer)
+    ```
+
+    ## Fix safety
+    Unsafe: the device-side loader changes (`LiteModuleLoader` on Android, `torch::jit::_load_for_mobile`
+    in C++ become ExecuTorch's `Module`); ts2export cannot rewrite those (not Python). Inputs larger
+    than the bound of a dynamic dim are rejected at run time: raise the `max=` to your serving maximum.
+    """
+
+    id = "TSX305"
+    summary = "`_save_for_lite_interpreter` becomes an ExecuTorch `.pte` (XNNPACK)"
+    applicability = Applicability.UNSAFE
+    triggers = ("lite_interpreter",)
+
+    VALID = [
+        Valid("import torch\nm.save('x.pt')\n"),
+    ]
+    INVALID = [
+        Invalid(
+            "import torch\nep = torch.export.export(m, (x,))\nep._save_for_lite_interpreter('m.ptl')\n",
+            "import torch\nimport pathlib\nfrom executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner\n"
+            "from executorch.exir import to_edge_transform_and_lower\n\n"
+            "ep = torch.export.export(m, (x,))\n"
+            "pathlib.Path('m.ptl').write_bytes(to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()]).to_executorch().buffer)\n",
+        ),
+        Invalid("def deploy(m):\n    m._save_for_lite_interpreter('m.ptl')\n", None, count=1),
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in LITE_METHODS):
+            return
+        name = func.attr.value
+        source = origin(self, func.value)
+        if source is None:
+            self.report(node, (
+                f"`.{name}(...)` on `{code(func.value)}`, whose origin is not visible in this file: export it and lower it "
+                "with `to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()]).to_executorch()`, "
+                "then write `.buffer` to a `.pte` file"))
+            return
+        plan = plan_for(self, source)
+        if plan.problem:
+            self.report(node, f"`.{name}(...)` not rewritten: its artifact (line {self.position(source).start.line}) is not exported: {plan.problem}")
+            return
+        program = f"to_edge_transform_and_lower({code(func.value)}, partitioner=[XnnpackPartitioner()]).to_executorch().buffer"
+        if name == "_save_to_buffer_for_lite_interpreter":
+            new = program
+            where = "the buffer"
+        else:
+            path = argument(node, 0, "f")
+            if path is None:
+                self.report(node, f"`.{name}()` without a path")
+                return
+            new = f"pathlib.Path({pte_path(path)}).write_bytes({program})"
+            where = f"`{code(path)}`" if pte_path(path) == code(path) else f"`{pte_path(path)}` (was `{code(path)}`)"
+        self.report(
+            node,
+            f"`.{name}(...)` writes a lite-interpreter (PyTorch Mobile) program: lower the `ExportedProgram` to ExecuTorch "
+            f"with XNNPACK and write {where}; on devices load it with ExecuTorch's `Module` instead of "
+            "`LiteModuleLoader` / `_load_for_mobile` (not rewritten)",
+            replacement=cst.parse_expression(new),
+            imports=_ET,
+            applicability=plan.applicability,
+        )
