@@ -158,6 +158,8 @@ def _report(results, fmt: Format, output: Optional[Path], table: bool) -> None:
             _emit(text, None)
             if table and lines:
                 _rule_table(results)
+            if table:
+                sys.stdout.write(out.facts_text(results))
             sys.stdout.write(out.summary_line(results) + "\n")
     _print_errors(results)
 

@@ -18,7 +18,7 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper, PositionProvider, ScopeProvider
 
 from ts2export.registry import AnyRule, matches_selector, select_rules
-from ts2export.rule import Applicability, Finding, Fix, Rule, RuleContext, TextRule
+from ts2export.rule import Applicability, Fact, Finding, Fix, Rule, RuleContext, TextRule
 
 MAX_FIX_ROUNDS = 8
 
@@ -43,6 +43,7 @@ class FileResult:
     suppressed: int = 0
     error: str | None = None  # the file could not be read/decoded/parsed
     notes: list[str] = field(default_factory=list)  # e.g. fixes dropped because the result did not compile
+    facts: list[Fact] = field(default_factory=list)  # for the repository-wide report (as first seen)
     original: bytes | None = None
     new: bytes | None = None  # set when fixing changed the file
 
@@ -93,7 +94,7 @@ def _is_suppressed(f: Finding, table: dict[int, set[str] | None]) -> bool:
 
 
 def _analyze(
-    module: cst.Module, path: str, source: str, rules: Sequence[type[Rule]], options: Options
+    module: cst.Module, path: str, source: str, rules: Sequence[type[Rule]], options: Options, facts: list | None = None
 ) -> tuple[list[Finding], int, MetadataWrapper]:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     ctx = RuleContext(path=path, source=source, options=options.rule_options)
@@ -118,6 +119,11 @@ def _analyze(
                     fix=fix,
                 )
             )
+    if facts is not None:
+        for rule in instances:
+            for node, kind, key in rule.facts:
+                pos = positions[node]
+                facts.append(Fact(rule.id, kind, key, path, pos.start.line, pos.start.column + 1))
     findings = _drop_covered_fallbacks(findings)
     table = suppressions(source)
     kept = [f for f in findings if not _is_suppressed(f, table)]
@@ -353,7 +359,7 @@ def process_python(data: bytes, path: str, rules: Sequence[type[Rule]], options:
     changed = False
     findings: list[Finding] = []
     for _round in range(MAX_FIX_ROUNDS + 1):
-        findings, suppressed, wrapper = _analyze(module, path, module.code, rules, options)
+        findings, suppressed, wrapper = _analyze(module, path, module.code, rules, options, result.facts if _round == 0 else None)
         if _round == 0:
             result.suppressed = suppressed
         candidates = [f for f in findings if _allowed(f, options.fix) and _fix_key(f, module) not in dropped]
@@ -412,6 +418,7 @@ def process_bytes(data: bytes, task: Task, options: Options) -> FileResult:
         result.findings, result.new = [], None
     result.findings.sort(key=Finding.sort_key)
     result.fixed.sort(key=Finding.sort_key)
+    result.facts.sort(key=lambda f: (f.line, f.column, f.kind, f.key))
     for f in result.findings + result.fixed:
         f.fix = None  # edits hold libcst nodes: not needed past this point, costly to pickle
     return result

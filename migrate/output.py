@@ -64,11 +64,33 @@ def summary_line(results: Sequence[FileResult]) -> str:
     return ", ".join(parts[:1]) + (" (" + "; ".join(parts[1:]) + ")" if parts[1:] else "") + "."
 
 
+def facts_by_key(results: Sequence[FileResult]) -> dict[str, list]:
+    """Facts of all files grouped by key (e.g. an artifact path): the repository-wide links."""
+    groups: dict[str, list] = {}
+    for r in results:
+        for fact in r.facts:
+            groups.setdefault(fact.key, []).append(fact)
+    return {k: sorted(v, key=lambda f: (f.path, f.line, f.column)) for k, v in sorted(groups.items())}
+
+
+def facts_text(results: Sequence[FileResult]) -> str:
+    groups = facts_by_key(results)
+    if not groups:
+        return ""
+    lines = ["Artifacts (where each path is produced and consumed):"]
+    for key, facts in groups.items():
+        lines.append(f"  {key}")
+        for f in facts:
+            lines.append(f"    {f.kind:<10} {f.path}:{f.line}:{f.column} ({f.rule_id})")
+    return "\n".join(lines) + "\n"
+
+
 def to_json(results: Sequence[FileResult]) -> str:
     doc = {
         "tool": "ts2export",
         "version": __version__,
         "findings": [f.to_dict() for f in _findings(results)],
+        "artifacts": {k: [f.to_dict() for f in v] for k, v in facts_by_key(results).items()},
         "errors": [{"path": r.path, "message": r.error} for r in _errors(results)],
         "summary": summary_counts(results),
     }

@@ -35,6 +35,7 @@ from libcst.metadata import (
 __all__ = [
     "Applicability",
     "Edit",
+    "Fact",
     "Finding",
     "Fix",
     "Import",
@@ -138,6 +139,21 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class Fact:
+    """Something a rule noticed that matters across files (see :meth:`Rule.fact`)."""
+
+    rule_id: str
+    kind: str
+    key: str
+    path: str
+    line: int
+    column: int
+
+    def to_dict(self) -> dict:
+        return {"rule": self.rule_id, "kind": self.kind, "key": self.key, "path": self.path, "line": self.line, "column": self.column}
+
+
+@dataclass(frozen=True)
 class Valid:
     """Code the rule must leave alone (no finding from this rule)."""
 
@@ -229,6 +245,7 @@ class Rule(_RuleMeta, cst.BatchableCSTVisitor):
         super().__init__()
         self.context = context
         self.findings: list[tuple[cst.CSTNode, str, Fix | None, Applicability]] = []
+        self.facts: list[tuple[cst.CSTNode, str, str]] = []
 
     # -- reporting --------------------------------------------------------------------------
     def report(
@@ -250,6 +267,13 @@ class Rule(_RuleMeta, cst.BatchableCSTVisitor):
         if fix is None:
             appl = Applicability.NONE
         self.findings.append((node, message, fix, appl))
+
+    def fact(self, node: cst.CSTNode, kind: str, key: str) -> None:
+        """Record a fact for the repository-wide report, e.g. ``fact(call, "saved", "model.pt")``.
+
+        Facts with the same ``key`` from all files of a run are listed together (``scan`` prints them
+        under "Artifacts"), which links e.g. the save and load sites of one artifact path."""
+        self.facts.append((node, kind, key))
 
     # -- helpers over metadata --------------------------------------------------------------
     def qualnames(self, node: cst.CSTNode) -> set[str]:
