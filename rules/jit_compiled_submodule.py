@@ -39,7 +39,9 @@ class JitCompiledSubmodule(Rule):
     Unsafe. A scripted child converted non-tensor arguments to their annotated types; the eager
     child does not. A traced child is worse: the trace baked in the branches and `.item()`
     values it saw on the example input, so the eager child (which runs every branch for real)
-    computes different results wherever the inputs take another branch. That is usually a bug
+    computes different results wherever the inputs take another branch (verified: a child with
+    `if x.sum() > 0: return x * 2` / `return -x`, traced on `torch.ones(2)`, returns `[-2, -2]` for
+    `-torch.ones(2)` where the eager child returns `[1, 1]`). That is usually a bug
     fix, but check the outputs. The example input expression is no longer evaluated by the trace;
     arguments are kept only where they are the module itself.
     """

@@ -8,8 +8,8 @@ from ts2export.rules._catalog_types_util import decorator_target, enclosing_clas
 class JitExportDecorator(Rule):
     """
     ## What it does
-    Removes `@torch.jit.export` from a method that the class itself calls (`self.name(...)`), and
-    from free functions. An exported method that nothing in its class calls is reported instead:
+    Removes `@torch.jit.export` from a method that the class itself calls (`self.name(...)`), from
+    `forward`, and from free functions. An exported method that nothing in its class calls is reported instead:
     it is an extra entry point of the scripted artifact.
 
     ## Why
@@ -62,6 +62,11 @@ class JitExportDecorator(Rule):
             "        return x / x.norm()\n\n    def forward(self, x):\n        return self.norm(x)\n",
         ),
         Invalid(
+            "import torch\n\n\nclass Net(torch.nn.Module):\n    @torch.jit.export\n    def forward(self, x):\n"
+            "        return x\n",
+            "import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        return x\n",
+        ),
+        Invalid(
             "from torch.jit import export\n\n\n@export\ndef helper(x):\n    return x\n",
             "\n\ndef helper(x):\n    return x\n",
         ),
@@ -88,10 +93,12 @@ class JitExportDecorator(Rule):
             )
             return
         name = func.name.value
-        if self_attribute_uses(cls, name, skip=func):
+        if name == "forward" or self_attribute_uses(cls, name, skip=func):
             self.report(
                 node,
-                f"`@torch.jit.export` on `{cls.name.value}.{name}`, which the class itself calls, "
+                f"`@torch.jit.export` on `{cls.name.value}.{name}`, which "
+                + ("is compiled anyway" if name == "forward" else "the class itself calls")
+                + ", "
                 "only steered the TorchScript compiler; remove it",
                 replacement=cst.RemovalSentinel.REMOVE,
             )

@@ -26,10 +26,12 @@ def apply_runner(r: Runner, x: Tensor) -> Tensor:
 
 
 class Tagger(nn.Module):
+    tags: Dict[str, int]
+
     def __init__(self):
         super().__init__()
         self.proj = nn.Linear(4, 4)
-        self.tags: Dict[str, int] = {"a": 1, "b": 2}
+        self.tags = {"a": 1, "b": 2}
 
     @torch.jit.export
     def encode(self, x: Tensor) -> Tensor:

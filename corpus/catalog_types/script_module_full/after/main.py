@@ -62,13 +62,14 @@ class Model(nn.Module):
     __constants__ = ["depth"]
     scale: Final[float]
     bias: Final[int]
+    weights: List[float]
 
     def __init__(self):
         super().__init__()
         self.depth = 2
         self.scale = 0.5
         self.bias = 1
-        self.weights: List[float] = [1.0, 2.0, 4.0]
+        self.weights = [1.0, 2.0, 4.0]
         self.inp = nn.Linear(6, 8)
         self.act = nn.LeakyReLU(0.1)
         self.router = Router()
