@@ -179,3 +179,21 @@ def test_console_script_and_module_entry_point(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "ts2export", "check", "pkg/model.py"], cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 1 and "TSX201" in proc.stdout
     assert "Traceback" not in proc.stderr
+
+
+def test_apply_keeps_latin1_crlf_and_bom_files_intact(tmp_path, run_cli):
+    (tmp_path / "pyproject.toml").write_text(PINNED)
+    latin = tmp_path / "latin.py"
+    latin.write_bytes("# -*- coding: latin-1 -*-\nimport torch\ns = 'd\xe9j\xe0'\nx = torch.jit.annotate(int, torch.ones(1))\n".encode("latin-1"))
+    crlf = tmp_path / "crlf.py"
+    crlf.write_bytes(b"\xef\xbb\xbfimport torch\r\n\r\nx = torch.jit.annotate(int, torch.ones(1))\r\n")
+    nocookie = tmp_path / "nocookie.py"
+    nocookie.write_bytes("import torch\ns = 'd\xe9j\xe0'\nx = torch.jit.annotate(int, 1)\n".encode("latin-1"))
+    before_bad = nocookie.read_bytes()
+    code, out, err = run_cli("apply", ".", cwd=tmp_path)
+    assert code == 2  # the undecodable file is an error; the others are fixed
+    assert "nocookie.py: error: cannot decode" in err and "Traceback" not in err
+    assert nocookie.read_bytes() == before_bad
+    assert latin.read_bytes() == "# -*- coding: latin-1 -*-\nimport torch\ns = 'd\xe9j\xe0'\nx = torch.ones(1)\n".encode("latin-1")
+    assert crlf.read_bytes() == b"\xef\xbb\xbfimport torch\r\n\r\nx = torch.ones(1)\r\n"
+    assert not list(tmp_path.glob(".*.tmp")), "no temporary files left behind"
