@@ -2,7 +2,7 @@ import libcst as cst
 
 from ts2export.rule import Applicability, Edit, Invalid, Rule, Valid
 
-from ._runtime_util import block_statements, const, literal, statement_edits
+from ._runtime_util import block_statements, const, literal, statement_edits, unreachable_after
 
 _NAMES = ("torch.jit.is_scripting", "torch._jit_internal.is_scripting")
 
@@ -12,7 +12,8 @@ class JitIsScripting(Rule):
     ## What it does
     Replaces `torch.jit.is_scripting()` with `False` and removes the branches that only ran under
     TorchScript: `if torch.jit.is_scripting(): A else: B` becomes `B` (un-indented into the
-    enclosing block), `if not torch.jit.is_scripting(): A` becomes `A`, an `elif` whose test is
+    enclosing block), `if not torch.jit.is_scripting(): A` becomes `A` (and where `A` ends in
+    `return`/`raise`, the statements after it, now unreachable, go too), an `elif` whose test is
     always false disappears, an `if` with nothing left is removed (or becomes `pass` where it was
     the only statement of its block). Boolean expressions are simplified:
     `torch.jit.is_scripting() or cond` becomes `cond`, `not torch.jit.is_scripting() and x`
@@ -89,6 +90,11 @@ class JitIsScripting(Rule):
             "    elif not torch.jit.is_scripting():\n        x = x + 2\n    else:\n        x = x + 4\n    return torch.relu(x)\n",
             "import torch\n\n\ndef f(x, n):\n    if n > 2:\n        x = x + 1\n"
             "    else:\n        x = x + 2\n    return torch.relu(x)\n",
+        ),
+        Invalid(
+            "import torch\n\n\ndef f(x):\n    if not torch.jit.is_scripting():\n        return torch.relu(x)\n"
+            "    # TorchScript path\n    y = x.clamp(min=0)\n    return y\n",
+            "import torch\n\n\ndef f(x):\n    return torch.relu(x)\n",
         ),
         Invalid(
             "import torch\n\n\ndef f(x, training):\n    if torch.jit.is_scripting() or training:\n        x = x * 2\n    return torch.relu(x)\n",
@@ -202,7 +208,7 @@ class JitIsScripting(Rule):
             new = block_statements(stmt.orelse.body)
         else:
             new = [stmt.orelse.with_changes(leading_lines=())]
-        return statement_edits(self, stmt, new)
+        return statement_edits(self, stmt, new) + unreachable_after(self, stmt, new)
 
     def visit_Call(self, node: cst.Call) -> None:
         if not self._is_target(node):
