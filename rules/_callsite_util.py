@@ -728,6 +728,10 @@ def _defined_before(rule: Rule, expr: cst.BaseExpression, line: int) -> bool:
                 return
             if isinstance(parent, cst.Arg) and parent.keyword is node:
                 return
+            scope = rule.get_metadata(ScopeProvider, node, None)
+            assignments = list(scope[node.value]) if scope is not None else []
+            if len(assignments) == 1 and isinstance(getattr(assignments[0], "node", None), cst.Param):
+                return  # a parameter of the function
             value = assigned_value(rule, node)
             if value is None or rule.position(value).start.line >= line:
                 ok = False
@@ -758,7 +762,9 @@ def script_inputs(rule: Rule, call: cst.Call, model: cst.BaseExpression) -> tupl
         if any(a.keyword is not None or a.star for a in c.args):
             break
         if c.args and all(_defined_before(rule, a.value, line) for a in c.args):
-            return cst.Tuple([cst.Element(a.value) for a in c.args]) if len(c.args) > 1 else c.args[0].value, "call"
+            elements = [cst.Element(a.value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for a in c.args]
+            elements[-1] = elements[-1].with_changes(comma=cst.Comma() if len(elements) == 1 else cst.MaybeSentinel.DEFAULT)
+            return cst.Tuple(elements), "call"
     return None, ""
 
 

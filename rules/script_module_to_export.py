@@ -1,0 +1,96 @@
+import libcst as cst
+
+from ts2export.rule import Applicability, Invalid, Rule, Valid, argument
+from ts2export.rules._callsite_util import SCRIPT, definition, enclosing, plan_script, self_attribute
+
+
+class ScriptModuleToExport(Rule):
+    """
+    ## What it does
+    Rewrites `scripted = torch.jit.script(model)` (a module instance) to
+    `torch.export.export(model, inputs, dynamic_shapes=...)` when the program shows example
+    inputs: a hint comment `# ts2export: inputs=(torch.randn(2, 8),)` on the line or the line
+    above, an entry `"path/to/file.py::scripted" = "(torch.randn(2, 8),)"` under
+    `[tool.ts2export.inputs]` in pyproject.toml (the key may also name the scripted module), or the
+    first call of the scripted object in the same scope whose arguments are bound before the script
+    call. Uses are followed as for `torch.jit.trace` (TSX301). Where nothing shows the inputs, it
+    reports the exact hint to add.
+
+    ## Why
+    `torch.jit.script` compiled the module without inputs; `torch.export` records the program by
+    running it, so it needs example inputs. Guessing them would export the wrong program.
+
+    ## Example
+    ```python
+    scripted = torch.jit.script(model)  # ts2export: inputs=(torch.randn(2, 8),)
+    scripted.save("model.pt")
+    ```
+    becomes
+    ```python
+    scripted = torch.export.export(model, (torch.randn(2, 8),), dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO},))  # ts2export: inputs=(torch.randn(2, 8),)
+    torch.export.save(scripted, "model.pt")
+    ```
+
+    ## Fix safety
+    Unsafe: a scripted module kept Python control flow; the exported program is recorded for the
+    example and its guards (data-dependent branches must become `torch.cond`, see the
+    control-flow rules). The other caveats of TSX301 apply. `@torch.jit.export` methods called on
+    the result are reported, not fixed. Functions, classes and scripted submodules stored in
+    `__init__` are left to the TSX1xx rules.
+    """
+
+    id = "TSX302"
+    summary = "`torch.jit.script(module)` becomes `torch.export.export(module, inputs)` where inputs are shown"
+    applicability = Applicability.UNSAFE
+
+    VALID = [
+        Valid("import torch\n\n\ndef f(x):\n    return x\n\n\ng = torch.jit.script(f)\n"),
+        Valid("import torch\n\n\nclass P(torch.nn.Module):\n    def __init__(self, sub):\n        super().__init__()\n"
+              "        self.sub = torch.jit.script(sub)\n"),
+    ]
+    INVALID = [
+        Invalid(
+            "import torch\n\n\ndef run(model):\n    scripted = torch.jit.script(model)  # ts2export: inputs=(torch.randn(2, 8),)\n"
+            "    return scripted(torch.randn(4, 8))\n",
+            "import torch\nfrom torch.export import Dim\n\n\ndef run(model):\n"
+            "    scripted = torch.export.export(model, (torch.randn(2, 8),), dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO},)).module()  # ts2export: inputs=(torch.randn(2, 8),)\n"
+            "    return scripted(torch.randn(4, 8))\n",
+            unsafe=True,
+        ),
+        Invalid(
+            "import torch\n\n\ndef run(model, x):\n    scripted = torch.jit.script(model)\n    return scripted(x)\n",
+            "import torch\nfrom torch.export import Dim\n\n\ndef run(model, x):\n"
+            "    scripted = torch.export.export(model, (x,), dynamic_shapes=({i: Dim.AUTO for i in range(x.dim())},)).module()\n"
+            "    return scripted(x)\n",
+            unsafe=True,
+        ),
+        Invalid("import torch\n\n\ndef run(model):\n    torch.jit.script(model).save('m.pt')\n", None, count=1),
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not self.matches(node.func, SCRIPT):
+            return
+        obj = argument(node, 0, "obj")
+        if obj is None:
+            return
+        if isinstance(obj, cst.Name) and isinstance(definition(self, obj), (cst.FunctionDef, cst.ClassDef)):
+            return  # a function or class: the TSX1xx rules own it
+        if isinstance(obj, cst.Lambda):
+            return
+        parent = self.parent(node)
+        if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and self_attribute(self, parent.targets[0].target):
+            fn = enclosing(self, node, (cst.FunctionDef,))
+            if fn is not None and fn.name.value == "__init__":
+                return  # a scripted submodule: the TSX1xx rules own it
+        plan = plan_script(self, node)
+        if plan.problem:
+            self.report(node, f"`torch.jit.script(...)` not rewritten: {plan.problem}")
+            return
+        kept = "`ExportedProgram` (saved/lowered below; calls go through `.module()`)" if plan.ep_mode else "exported module (`.module()`)"
+        notes = "".join(f"; {n}" for n in plan.notes)
+        self.report(
+            node,
+            f"`torch.jit.script(module)` is deprecated: export it with `torch.export.export` and use the {kept}{notes}",
+            edits=plan.edits,
+            imports=plan.imports,
+        )
