@@ -415,12 +415,18 @@ def process_bytes(data: bytes, task: Task, options: Options) -> FileResult:
         result.error = "too deeply nested for the parser"
     except Exception as exc:  # a bug in a rule must not stop the run or hide the file
         result.error = f"internal error while checking ({type(exc).__name__}: {exc}); please report it"
+        if os.environ.get("TS2EXPORT_DEBUG"):
+            import traceback
+
+            result.notes.append(traceback.format_exc())
         result.findings, result.new = [], None
     result.findings.sort(key=Finding.sort_key)
     result.fixed.sort(key=Finding.sort_key)
     result.facts.sort(key=lambda f: (f.line, f.column, f.kind, f.key))
     for f in result.findings + result.fixed:
         f.fix = None  # edits hold libcst nodes: not needed past this point, costly to pickle
+    if not result.changed:  # only a changed file needs its contents sent back (for diff/apply)
+        result.original = result.new = None
     return result
 
 
