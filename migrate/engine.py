@@ -220,8 +220,23 @@ def _manage_imports(old_usage: dict, module: cst.Module, fixes: Sequence[Fix]) -
     if context.scratch.get(AddImportsVisitor.CONTEXT_KEY):
         module = AddImportsVisitor(context).transform_module(module)
     if context.scratch.get(RemoveImportsVisitor.CONTEXT_KEY):
+        first_before = _first_statement_code(module)
         module = RemoveImportsVisitor(context).transform_module(module)
+        if module.body and _first_statement_code(module) != first_before:
+            # The file's first statement went: don't leave the file opening with blank lines.
+            first = module.body[0]
+            lines = list(first.leading_lines)
+            while lines and lines[0].comment is None:
+                lines.pop(0)
+            module = module.with_changes(body=[first.with_changes(leading_lines=lines), *module.body[1:]])
     return module
+
+
+def _first_statement_code(module: cst.Module) -> str | None:
+    if not module.body:
+        return None
+    first = module.body[0]
+    return module.code_for_node(first.with_changes(leading_lines=()))
 
 
 def _compiles(module: cst.Module, path: str) -> str | None:

@@ -179,3 +179,10 @@ def test_facts_link_sites_across_files(tmp_path, monkeypatch, run_cli):
 
     links = json.loads(out)["artifacts"]["model.pt"]
     assert [(f["kind"], f["path"], f["line"]) for f in links] == [("saved", "deploy.py", 2), ("loaded", "serve.py", 4)]
+
+
+def test_removing_the_first_import_leaves_no_leading_blank_lines():
+    res = run("import torch\n\n\ndef f(x):\n    return torch.jit.annotate(int, x)\n", fix="safe", select=["TSX201"])
+    assert res.new == b"def f(x):\n    return x\n"
+    res = run("# licence\n\nimport torch\n\n\ndef f(x):\n    return torch.jit.annotate(int, x)\n", fix="safe", select=["TSX201"])
+    assert res.new == b"# licence\n\ndef f(x):\n    return x\n"
