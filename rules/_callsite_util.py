@@ -687,7 +687,7 @@ def _model_problem(rule: Rule, model: cst.BaseExpression, verb: str) -> str | No
                 f"(`class {code(model).title().replace('_', '')}(torch.nn.Module): def forward(self, *a): return {code(model)}(*a)`) and {verb} the module")
     layers = recurrent_layers(rule, model_class(rule, model))
     if layers:
-        return (f"`{code(model)}` holds {', '.join(sorted(set(layers)))}: torch.export specializes the sequence length "
+        return (f"`{code(model)}` holds {', '.join('nn.' + x for x in sorted(set(layers)))}: torch.export specializes the sequence length "
                 f"of recurrent layers (verified with torch 2.13: `Guard failed: x.size()[1] == 5`), while the "
                 f"TorchScript artifact accepted any length; export once per sequence length you serve, or pad "
                 f"inputs to one length, and then replace this call by hand")
@@ -832,27 +832,43 @@ def _module_of(rule: Rule, node: cst.CSTNode) -> cst.Module | None:
     return current
 
 
-def writers(rule: Rule, path_expr: cst.BaseExpression) -> str:
-    """A message suffix naming the save call sites of the same path literal in this file."""
+def writers(rule: Rule, path_expr: cst.BaseExpression) -> tuple[str, str | None]:
+    """A message suffix naming the save call sites of the same path literal in this file, and the
+    reason why one of them keeps writing TorchScript (then a reader must not be rewritten)."""
     value = path_literal(rule, path_expr)
     module = _module_of(rule, path_expr)
     if value is None or module is None:
-        return ""
+        return "", None
     lines: list[str] = []
+    blocked: list[str] = []
 
     class _V(cst.CSTVisitor):
         def visit_Call(self, node: cst.Call) -> None:
             func = node.func
-            saving = rule.matches(func, JIT_SAVE, "torch.export.save") or (
-                isinstance(func, cst.Attribute) and func.attr.value in ("save", "_save_for_lite_interpreter")
-            )
-            if saving and any(path_literal(rule, a.value) == value for a in node.args):
-                lines.append(f"{rule.position(node).start.line} (`{code(func)}`)")
+            saving = rule.matches(func, JIT_SAVE, "torch.export.save")
+            receiver = None
+            if saving:
+                receiver = argument(node, 0, "m") or argument(node, 0, "ep")
+            elif isinstance(func, cst.Attribute) and func.attr.value in ("save", "_save_for_lite_interpreter"):
+                saving, receiver = func.attr.value, func.value
+            if not saving or not any(path_literal(rule, a.value) == value for a in node.args):
+                return
+            line = rule.position(node).start.line
+            lines.append(f"{line} (`{code(func)}`)")
+            source = origin(rule, receiver) if receiver is not None else None
+            if saving == "torch.export.save":
+                return
+            if source is None:
+                blocked.append(f"the writer at line {line} saves a module whose origin is not visible")
+            else:
+                if plan_for(rule, source).problem:
+                    blocked.append(f"the writer at line {line} keeps writing TorchScript "
+                                   f"(see the finding at line {rule.position(source).start.line})")
 
     module.visit(_V())
     if lines:
-        return f"; `{value}` is written in this file at line {', '.join(lines)}"
-    return f"; `{value}` is written elsewhere: its writer must save with `torch.export.save` (TSX303) too"
+        return f"; `{value}` is written in this file at line {', '.join(lines)}", (blocked[0] if blocked else None)
+    return f"; `{value}` is written elsewhere: its writer must save with `torch.export.save` (TSX303) too", None
 
 
 def pte_path(path: cst.BaseExpression) -> str:

@@ -68,7 +68,9 @@ class JitLoadToExportLoad(Rule):
             return
         plan = plan_load(self, node)
         path = argument(node, 0, "f")
-        link = writers(self, path) if path is not None else ""
+        link, blocked = writers(self, path) if path is not None else ("", None)
+        if blocked and not plan.problem:
+            plan.problem = blocked
         if plan.problem:
             self.report(node, f"`torch.jit.load(...)` not rewritten: {plan.problem}{link}")
             return

@@ -69,7 +69,7 @@ class JitSaveToExportSave(Rule):
             return
         plan = plan_for(self, source)
         if plan.problem:
-            self.report(node, f"`{spelled}` not rewritten: its artifact (line {self.position(source).start.line}) is not exported: {plan.problem}")
+            self.report(node, f"`{spelled}` not rewritten: the module it saves stays TorchScript (see the finding at line {self.position(source).start.line})")
             return
         new = f"torch.export.save({code(obj)}, {code(path)}" + (f", extra_files={code(extra)}" if extra is not None else "") + ")"
         self.report(

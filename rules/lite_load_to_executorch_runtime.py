@@ -59,9 +59,9 @@ class LiteLoadToExecuTorchRuntime(Rule):
         if path is None:
             self.report(node, "`_load_for_lite_interpreter()` without a path")
             return
-        link = writers(self, path)
+        link, blocked = writers(self, path)
         b = binding(self, node)
-        problem = b.problem or (None if b.target is not None else "the loaded module is not bound to a name")
+        problem = blocked or b.problem or (None if b.target is not None else "the loaded module is not bound to a name")
         edits: list[Edit] = []
         if problem is None:
             for u in (classify_use(self, r) for r in b.uses):

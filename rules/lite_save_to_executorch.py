@@ -75,7 +75,7 @@ class LiteSaveToExecuTorch(Rule):
             return
         plan = plan_for(self, source)
         if plan.problem:
-            self.report(node, f"`.{name}(...)` not rewritten: its artifact (line {self.position(source).start.line}) is not exported: {plan.problem}")
+            self.report(node, f"`.{name}(...)` not rewritten: the module it saves stays TorchScript (see the finding at line {self.position(source).start.line})")
             return
         program = f"to_edge_transform_and_lower({code(func.value)}, partitioner=[XnnpackPartitioner()]).to_executorch().buffer"
         if name == "_save_to_buffer_for_lite_interpreter":

@@ -60,7 +60,7 @@ class OptimizeForMobile(Rule):
             return
         plan = plan_for(self, source)
         if plan.problem:
-            self.report(node, f"`optimize_for_mobile(...)` not rewritten: its module (line {self.position(source).start.line}) is not exported: {plan.problem}")
+            self.report(node, f"`optimize_for_mobile(...)` not rewritten: its module stays TorchScript (see the finding at line {self.position(source).start.line})")
             return
         uses = plan_uses(self, node, lambda ep: code(module), "optimized module")
         if uses.problem:
