@@ -58,4 +58,5 @@ class CppJitModule(TextRule):
             target = ("`executorch::extension::Module` (ExecuTorch .pte)" if kind == "mobile::Module" else
                       "`torch::inductor::AOTIModelPackageLoader` (AOTInductor .pt2, `run(std::vector<at::Tensor>)`) or "
                       "`executorch::extension::Module` (ExecuTorch .pte)")
-            yield TextFinding(line, column, f"`torch::jit::{kind}` holds a TorchScript model; hold {target} instead")
+            shown = re.sub(r"\s+", "", m.group(0))
+            yield TextFinding(line, column, f"`{shown}` holds a TorchScript model; hold {target} instead")
