@@ -442,6 +442,8 @@ def export_args(rule: Rule, example: cst.BaseExpression | None, kw: cst.BaseExpr
             return ExportArgs("()", kw.value, shapes), None
         return None, f"cannot see the keyword inputs `{code(kw)}`; write them as a dict literal or a name"
     tensor = is_tensor_expr(rule, example)
+    if tensor is None and isinstance(example, cst.Name):
+        tensor = True  # a parameter or the result of a call: trace's common case, one tensor (export fails loudly otherwise)
     if tensor is None:
         return None, (f"cannot tell whether the example `{code(example)}` is one tensor or a tuple of inputs; "
                       "bind it to a tensor factory call or write the tuple")
@@ -709,6 +711,8 @@ def plan_trace(rule: Rule, call: cst.Call) -> Plan:
         return Plan(problem=why)
     plan = plan_uses(rule, call, lambda ep: _export_code(code(model), ex), "traced module")
     plan.imports = [Import("torch"), *imports]
+    if isinstance(example, cst.Name) and is_tensor_expr(rule, example) is None:
+        plan.notes.append(f"assumes `{example.value}` is one tensor (if it is a tuple of inputs, pass `{example.value}` unwrapped)")
     if argument(call, None, "check_inputs") is not None:
         plan.notes.append("`check_inputs` dropped: every dim of size >= 2 is exported dynamic (Dim.AUTO)")
     return plan

@@ -1,0 +1,220 @@
+"""Call-site rules (TSX3xx) beyond their examples: config inputs, dataflow, and the torch/ExecuTorch
+behaviour their rewrites rely on (re-verified here so a torch upgrade that changes it fails a test)."""
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from ts2export.engine import Options, Task, process_bytes
+
+
+def _fix(code, path="example.py", select=("TSX3",), **rule_options):
+    res = process_bytes(textwrap.dedent(code).encode(), Task(path, "python"),
+                        Options(select=select, fix="unsafe", rule_options=rule_options))
+    assert res.error is None and not res.notes, (res.error, res.notes)
+    return res
+
+
+def _new(res):
+    assert res.changed
+    return res.new.decode()
+
+
+def test_script_inputs_from_config_table(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    path = tmp_path / "pkg" / "serve.py"
+    code = """
+        import torch
+
+        def build(model):
+            scripted = torch.jit.script(model)
+            return scripted
+        """
+    res = _fix(code, str(path), inputs={"pkg/serve.py::scripted": "(torch.randn(3, 5),)"}, root=str(tmp_path))
+    new = _new(res)
+    assert "torch.export.export(model, (torch.randn(3, 5),), dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO},)).module()" in new
+    # the same key for another file does not apply
+    res = _fix(code, str(tmp_path / "other.py"), inputs={"pkg/serve.py::scripted": "(torch.randn(3, 5),)"}, root=str(tmp_path))
+    assert not res.changed
+
+
+def test_script_without_inputs_reports_the_snippet_to_add():
+    res = _fix("""
+        import torch
+
+        def build(model):
+            return torch.jit.script(model)
+        """, "app/model.py")
+    assert not res.changed
+    [f] = [f for f in res.findings if f.rule_id == "TSX302"]
+    assert "# ts2export: inputs=(torch.randn(2, 8),)" in f.message
+    assert '"app/model.py::model" = "(torch.randn(2, 8),)"' in f.message
+
+
+def test_script_inputs_from_a_call_after_the_script_call_are_not_used():
+    res = _fix("""
+        import torch
+
+        def run(model):
+            scripted = torch.jit.script(model)
+            x = torch.randn(2, 4)
+            return scripted(x)
+        """)
+    assert not res.changed  # x is made after the script call: moving the export would be guessing
+
+
+def test_traced_module_saved_and_called_keeps_the_program_and_calls_module():
+    new = _new(_fix("""
+        import torch
+
+        def deploy(model, x):
+            traced = torch.jit.trace(model, x)
+            torch.jit.save(traced, "m.pt", _extra_files={"v": "1"})
+            check = traced(x)
+            return check
+        """))
+    assert "traced = torch.export.export(model, (x,), dynamic_shapes=({i: Dim.AUTO for i in range(x.dim())},))\n" in new
+    assert 'torch.export.save(traced, "m.pt", extra_files={"v": "1"})' in new
+    assert "check = traced.module()(x)" in new
+
+
+def test_lowered_trace_gets_bounded_dims_and_optimize_for_mobile_goes():
+    new = _new(_fix("""
+        import torch
+        from torch.utils.mobile_optimizer import optimize_for_mobile
+
+        def deploy(model):
+            traced = torch.jit.trace(model, torch.randn(4, 16))
+            opt = optimize_for_mobile(traced)
+            opt._save_for_lite_interpreter("m.ptl")
+        """))
+    assert "dynamic_shapes=({0: Dim.AUTO(max=64), 1: Dim.AUTO(max=128)},)" in new
+    assert "opt = traced\n" in new
+    assert 'pathlib.Path("m.ptl").write_bytes(to_edge_transform_and_lower(opt, partitioner=[XnnpackPartitioner()]).to_executorch().buffer)' in new
+    assert "mobile_optimizer" not in new and "jit" not in new
+
+
+def test_load_with_other_method_is_reported_not_fixed():
+    res = _fix("""
+        import torch
+        m = torch.jit.load("m.pt")
+        z = m.encode(torch.ones(2))
+        """)
+    assert not res.changed
+    [f] = [f for f in res.findings if f.rule_id == "TSX304"]
+    assert "`.encode(...)`" in f.message and "written elsewhere" in f.message
+
+
+def test_self_attribute_dataflow_drops_eval_in_other_methods():
+    new = _new(_fix("""
+        import torch
+
+        class Service:
+            def __init__(self, path):
+                self.model = torch.jit.load(path)
+
+            def warm(self):
+                self.model.eval()
+                self.model.train(False)
+
+            def __call__(self, x):
+                return self.model(x)
+        """))
+    assert "self.model = torch.export.load(path).module()" in new
+    assert "eval()" not in new and "train(" not in new
+    assert "    def warm(self):\n        pass\n" in new
+
+
+def test_train_mode_on_loaded_module_is_reported():
+    res = _fix("""
+        import torch
+        m = torch.jit.load("m.pt")
+        m.train()
+        """)
+    assert not res.changed
+    assert any("training mode is fixed at export time" in f.message for f in res.findings)
+
+
+def test_trace_reassigned_name_is_not_followed():
+    res = _fix("""
+        import torch
+        t = torch.jit.trace(m, torch.randn(2, 3))
+        t = t.float()
+        """)
+    assert not res.changed
+    assert any("assigned more than once" in f.message for f in res.findings if f.rule_id == "TSX301")
+
+
+# ----------------------------------------------------------------------------------------------
+# the torch / ExecuTorch behaviour that the rewrites rely on
+
+
+def _python(code):
+    proc = subprocess.run([sys.executable, "-W", "ignore", "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout
+
+
+@pytest.mark.slow
+def test_torch_behaviour_the_trace_rewrite_relies_on():
+    out = _python("""
+        import torch
+        from torch import nn
+        from torch.export import Dim
+
+        lin = nn.Linear(8, 4).eval()
+        ep = torch.export.export(lin, (torch.randn(2, 8),), dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO},))
+        assert ep.module()(torch.randn(7, 8)).shape == (7, 4)          # batch stays dynamic
+        try:
+            ep.module().eval()
+        except NotImplementedError:
+            print("eval-rejected")
+        one = torch.export.export(lin, (torch.randn(1, 8),), dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO},))
+        try:
+            one.module()(torch.randn(3, 8))
+        except Exception:
+            print("batch1-specialized")
+
+        class Tagger(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.gru = nn.GRU(8, 8, batch_first=True)
+            def forward(self, x):
+                return self.gru(x)[0]
+        ep = torch.export.export(Tagger(), (torch.randn(2, 5, 8),), dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO, 2: Dim.AUTO},))
+        try:
+            ep.module()(torch.randn(2, 7, 8))
+        except Exception:
+            print("gru-seq-specialized")
+        """)
+    assert "eval-rejected" in out
+    assert "batch1-specialized" in out
+    assert "gru-seq-specialized" in out
+
+
+@pytest.mark.slow
+def test_executorch_needs_bounded_dims(tmp_path):
+    out = _python(f"""
+        import torch
+        from torch import nn
+        from torch.export import Dim
+        from executorch.exir import to_edge_transform_and_lower
+        from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+        from executorch.runtime import Runtime
+
+        lin = nn.Linear(8, 4).eval()
+        for name, d in [("auto", Dim.AUTO), ("bounded", Dim.AUTO(max=64))]:
+            ep = torch.export.export(lin, (torch.randn(2, 8),), dynamic_shapes=({{0: d, 1: d}},))
+            path = r"{tmp_path}/" + name + ".ptl"  # any file name: the runtime does not care
+            open(path, "wb").write(to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()]).to_executorch().buffer)
+            method = Runtime.get().load_program(path).load_method("forward")
+            try:
+                y = method.execute([torch.randn(7, 8)])[0]
+                print(name, "runs-at-7", tuple(y.shape))
+            except Exception:
+                print(name, "rejects-7")
+        """)
+    assert "auto rejects-7" in out
+    assert "bounded runs-at-7 (7, 4)" in out
