@@ -78,7 +78,7 @@ class JitAttribute(Rule):
         Invalid(
             "from torch.jit import Attribute\n\n\nclass M:\n    a: float\n\n    def __init__(self):\n"
             "        self.a = Attribute(0.5, float)\n        x, y = Attribute(1, int), 2\n",
-            "\n\nclass M:\n    a: float\n\n    def __init__(self):\n        self.a = 0.5\n        x, y = 1, 2\n",
+            "class M:\n    a: float\n\n    def __init__(self):\n        self.a = 0.5\n        x, y = 1, 2\n",
             unsafe=True,
             count=2,
         ),

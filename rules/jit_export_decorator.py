@@ -68,7 +68,7 @@ class JitExportDecorator(Rule):
         ),
         Invalid(
             "from torch.jit import export\n\n\n@export\ndef helper(x):\n    return x\n",
-            "\n\ndef helper(x):\n    return x\n",
+            "def helper(x):\n    return x\n",
         ),
         Invalid(
             "import torch\n\n\nclass Net(torch.nn.Module):\n    @torch.jit.export\n    def encode(self, x):\n"

@@ -57,7 +57,7 @@ class JitIsinstance(Rule):
         ),
         Invalid(
             "import torch\n\n\ndef f(x):\n    return torch.jit.isinstance(x, (int, float))\n",
-            "\n\ndef f(x):\n    return isinstance(x, (int, float))\n",
+            "def f(x):\n    return isinstance(x, (int, float))\n",
         ),
         Invalid(
             "import torch\nfrom typing import List\n\n\ndef f(x):\n    return torch.jit.isinstance(x, List[int])\n",

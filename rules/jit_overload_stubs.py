@@ -57,7 +57,7 @@ class JitOverloadStubs(Rule):
             "import torch\n\n\n@torch.jit._overload\ndef scale(x, s):  # type: (Tensor, float) -> Tensor\n    pass\n\n\n"
             "@torch.jit._overload\ndef scale(x, s):  # type: (Tensor, Tensor) -> Tensor\n    pass\n\n\n"
             "def scale(x, s):\n    return x * s\n",
-            "\n\ndef scale(x, s):\n    return x * s\n",
+            "def scale(x, s):\n    return x * s\n",
             count=2,
         ),
         Invalid(

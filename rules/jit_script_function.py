@@ -59,7 +59,7 @@ class JitScriptFunction(Rule):
         ),
         Invalid(
             "import torch\n\n\n@torch.jit.script\nclass Pair:\n    def __init__(self, a: int):\n        self.a = a\n\n\np = Pair(1)\n",
-            "\n\nclass Pair:\n    def __init__(self, a: int):\n        self.a = a\n\n\np = Pair(1)\n",
+            "class Pair:\n    def __init__(self, a: int):\n        self.a = a\n\n\np = Pair(1)\n",
         ),
         Invalid(
             "import torch\n\n\ndef f(x):\n    return x + 1\n\n\nf = torch.jit.script(f)\ng = torch.jit.script(f)\ny = g(torch.ones(1))\n",

@@ -50,7 +50,7 @@ class JitScriptIfTracing(Rule):
         ),
         Invalid(
             "from torch.jit import script_if_tracing as sit\n\n\nclass A:\n    @staticmethod\n    @sit\n    def f(x):\n        return x\n",
-            "\n\nclass A:\n    @staticmethod\n    def f(x):\n        return x\n",
+            "class A:\n    @staticmethod\n    def f(x):\n        return x\n",
         ),
     ]
 

@@ -7,6 +7,7 @@ from ts2export.rules._catalog_types_util import (
     decorator_target,
     enclosing_class_of_def,
     is_script_module_class,
+    local_def,
     methods,
     nn_module_expr,
 )
@@ -57,7 +58,9 @@ class JitScriptModuleBase(Rule):
     `.save()`) no longer exist (the call-site rules report `.save`). `ScriptModule.__setattr__`
     unwrapped `torch.jit.Attribute(v, T)` to `v`; an `nn.Module` does not, so apply TSX202 with
     this rule (a normal `apply` does both). A `script_method` in a class that does not itself
-    name `torch.jit.ScriptModule` as a base is reported without a fix.
+    name `torch.jit.ScriptModule` as a base loses the decorator when its bases are classes of the
+    same file that this rule migrates; otherwise (a base imported from elsewhere) it is reported
+    without a fix.
     """
 
     id = "TSX107"
@@ -85,6 +88,14 @@ class JitScriptModuleBase(Rule):
             "    @script_method\n    def forward(self, x):\n        return x\n",
             "from torch import nn\n\n\nclass Net(nn.Module):\n    def forward(self, x):\n        return x\n",
             unsafe=True,
+        ),
+        Invalid(
+            "import torch\n\n\nclass A(torch.jit.ScriptModule):\n    pass\n\n\nclass B(A):\n    @torch.jit.script_method\n"
+            "    def forward(self, x):\n        return x\n",
+            "import torch\n\n\nclass A(torch.nn.Module):\n    pass\n\n\nclass B(A):\n"
+            "    def forward(self, x):\n        return x\n",
+            unsafe=True,
+            count=2,
         ),
         Invalid(
             "import torch\nfrom base import Base\n\n\nclass Net(Base):\n    @torch.jit.script_method\n"
@@ -138,9 +149,33 @@ class JitScriptModuleBase(Rule):
                 imports=imports,
             )
             return
+        if cls is not None and self._bases_known(cls, set()):
+            self.report(
+                node,
+                f"`@torch.jit.script_method` in `{cls.name.value}`, whose bases in this file become `nn.Module`s "
+                "(TSX107); remove it with them",
+                replacement=cst.RemovalSentinel.REMOVE,
+            )
+            return
         self.report(
             node,
             "`@torch.jit.script_method` only works in a `torch.jit.ScriptModule` subclass; once the class (and its "
             "bases) derive from `nn.Module`, remove the decorator",
             applicability=Applicability.NONE,
         )
+
+    def _bases_known(self, cls: cst.ClassDef, seen: set) -> bool:
+        """Whether every base of ``cls`` is a torch class or a class of this file whose bases are known,
+        so that the whole hierarchy is migrated by this rule."""
+        if id(cls) in seen or not cls.bases:
+            return False
+        seen.add(id(cls))
+        for base in cls.bases:
+            if self.matches(base.value, *SCRIPT_MODULE) or self.matches_prefix(base.value, "torch.nn"):
+                continue
+            if not isinstance(base.value, cst.Name):
+                return False
+            definition = local_def(self, base.value)
+            if not isinstance(definition, cst.ClassDef) or not self._bases_known(definition, seen):
+                return False
+        return True
