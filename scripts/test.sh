@@ -4,4 +4,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 VENV=${TS2EXPORT_VENV:-.venv}
-exec "$VENV/bin/python" -m pytest -q "$@"
+exec "$VENV/bin/python" -m pytest -q -n auto --dist loadgroup "$@"
