@@ -60,7 +60,7 @@ def _run_engine(paths, select, ignore, config, jobs, fix, progress):
     """Discover, configure and run the engine; user errors exit 2 with one line."""
     from ts2export.config import ConfigError, load_config
     from ts2export.discovery import DiscoveryError, discover
-    from ts2export.engine import Options, Task, run
+    from ts2export.engine import Options, Task
     from ts2export.registry import known_selector
 
     given = [Path(p) for p in (paths or ["."])]
@@ -70,12 +70,8 @@ def _run_engine(paths, select, ignore, config, jobs, fix, progress):
         raise fail(str(exc))
     select_ids = _split(select) or cfg.select
     ignore_ids = _split(ignore) + cfg.ignore
-    for pfi in cfg.per_file_ignores.values():
-        ignore_check = pfi
-        for s in ignore_check:
-            if not known_selector(s):
-                raise fail(f"per-file-ignores: unknown rule id or prefix {s!r} (see `ts2export rules`)")
-    for s in select_ids + ignore_ids:
+    per_file = [s for ids in cfg.per_file_ignores.values() for s in ids]
+    for s in select_ids + ignore_ids + per_file:
         if not known_selector(s):
             raise fail(f"unknown rule id or prefix {s!r} (see `ts2export rules`)")
     try:
