@@ -41,13 +41,17 @@ class JitOverloadStubs(Rule):
     ```
 
     ## Fix safety
-    Safe: the stubs are rebound by the implementation before anything can call them. A stub
-    with no implementation after it in the same block is reported without a fix.
+    Unsafe. Eager Python is unchanged: the implementation rebinds the name before anything can
+    call a stub. But code that is still compiled by TorchScript needs the stubs: without them a
+    scripted caller that passes an `int` where another passes a `float` no longer compiles
+    (verified in torch 2.13). Apply it together with the removal of the scripting (TSX105, TSX107
+    and the call-site rules), as `apply --unsafe-fixes` does. A stub with no implementation right
+    after it is reported without a fix.
     """
 
     id = "TSX104"
     summary = "`@torch.jit._overload` / `_overload_method` stubs are dead code outside TorchScript"
-    applicability = Applicability.SAFE
+    applicability = Applicability.UNSAFE
 
     VALID = [
         Valid("from typing import overload\n\n\n@overload\ndef f(x: int) -> int: ...\ndef f(x):\n    return x\n"),
@@ -58,6 +62,7 @@ class JitOverloadStubs(Rule):
             "@torch.jit._overload\ndef scale(x, s):  # type: (Tensor, Tensor) -> Tensor\n    pass\n\n\n"
             "def scale(x, s):\n    return x * s\n",
             "def scale(x, s):\n    return x * s\n",
+            unsafe=True,
             count=2,
         ),
         Invalid(
@@ -65,6 +70,7 @@ class JitOverloadStubs(Rule):
             "    def forward(self, x):\n        # type: (int) -> int\n        pass\n\n"
             "    def forward(self, x):\n        return x\n",
             "import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return x\n",
+            unsafe=True,
         ),
         Invalid(
             "import torch\n\n\n@torch.jit._overload\ndef lonely(x):  # type: (int) -> int\n    pass\n",
@@ -106,7 +112,7 @@ class JitOverloadStubs(Rule):
         self.report(
             decorator,
             f"`@torch.jit.{short}` stub of `{node.name.value}` is dead in eager Python (the implementation that "
-            "follows rebinds the name); delete the stub",
+            "follows rebinds the name); delete the stub once nothing scripts the code",
             edits=edits,
         )
 

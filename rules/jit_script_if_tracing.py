@@ -30,14 +30,18 @@ class JitScriptIfTracing(Rule):
     ```
 
     ## Fix safety
-    Safe: when `torch.jit.is_tracing()` is false (eager Python, `torch.export`) the wrapper
-    returns `fn(*args, **kwargs)`. Only a `torch.jit.trace` of code that calls the function would
-    behave differently, and that trace is what the migration replaces.
+    Unsafe. In eager Python and under `torch.export` nothing changes: outside a TorchScript trace
+    the wrapper returns `fn(*args, **kwargs)`. But while the program still builds its artifact
+    with `torch.jit.trace`, the trace now records the branch taken on the example input instead
+    of scripting it (verified: a function `if x.sum() > 0: return x * 2` / `return -x`, traced on
+    `torch.ones(2)`, then returns `[-2, -2]` for `-torch.ones(2)` instead of `[1, 1]`). Apply it
+    together with the rewrite of the trace (TSX301); data-dependent branches then need
+    `torch.cond` (TSX401), which `torch.export` reports.
     """
 
     id = "TSX103"
     summary = "`@torch.jit.script_if_tracing` does nothing outside a TorchScript trace"
-    applicability = Applicability.SAFE
+    applicability = Applicability.UNSAFE
 
     VALID = [
         Valid("import torch\n\n\ndef f(x):\n    return x\n"),
@@ -47,10 +51,12 @@ class JitScriptIfTracing(Rule):
         Invalid(
             "import torch\n\n\n@torch.jit.script_if_tracing\ndef f(x):\n    return x + 1\n\n\ny = f(torch.ones(1))\n",
             "import torch\n\n\ndef f(x):\n    return x + 1\n\n\ny = f(torch.ones(1))\n",
+            unsafe=True,
         ),
         Invalid(
             "from torch.jit import script_if_tracing as sit\n\n\nclass A:\n    @staticmethod\n    @sit\n    def f(x):\n        return x\n",
             "class A:\n    @staticmethod\n    def f(x):\n        return x\n",
+            unsafe=True,
         ),
     ]
 
@@ -59,6 +65,7 @@ class JitScriptIfTracing(Rule):
             self.report(
                 node,
                 "`@torch.jit.script_if_tracing` only mattered inside `torch.jit.trace`; remove it "
-                "(torch.export runs the function as Python)",
+                "(torch.export runs the function as Python; a `torch.jit.trace` left in place would now bake "
+                "its branches)",
                 replacement=cst.RemovalSentinel.REMOVE,
             )
