@@ -84,6 +84,8 @@ def detach_state(ep: Any) -> Any:
 def save_pt2(path: str | os.PathLike[str], programs: dict[str, Any], meta: dict[str, Any]) -> None:
     from torch.export.pt2_archive._package import package_pt2
 
+    # torch.export.load() reads the program called "model": store forward under that name.
+    programs = {("model" if name == "forward" else name): ep for name, ep in programs.items()}
     with atomic_path(path) as tmp:
         with open(tmp, "wb") as fh:
             package_pt2(fh, exported_programs=programs, extra_files={META_FILE: json.dumps(meta, indent=1)})
@@ -100,7 +102,7 @@ def load_pt2(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[str, An
         contents = _load(str(p))
     except Exception as exc:
         raise ArtifactError(f"{p}: cannot load .pt2: {one_line(exc)}") from None
-    programs = dict(contents.exported_programs or {})
+    programs = {("forward" if name == "model" else name): ep for name, ep in (contents.exported_programs or {}).items()}
     if not programs:
         raise ArtifactError(f"{p}: the .pt2 archive holds no ExportedProgram")
     meta: dict[str, Any] = {}

@@ -150,3 +150,10 @@ def test_isolated_convert_matches_in_process(artifacts, cli, tmp_path):
     assert code == 0, err
     programs, meta = load_pt2(tmp_path / "iso.pt2")
     assert meta["methods"]["forward"]["specs"] == ["float32[B=1..32,16]", "float32[B,8]"]
+
+
+def test_torch_export_load_reads_forward(artifacts):
+    ep = torch.export.load(str(artifacts.pt2("multi_method")))
+    x = torch.randn(2, 10)
+    sm = torch.jit.load(str(artifacts.torchscript("multi_method")))
+    torch.testing.assert_close(ep.module()(x), sm(x))

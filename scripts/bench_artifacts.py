@@ -1,0 +1,187 @@
+#!/usr/bin/env python
+"""Benchmarks for the artifact wing. Prints figures; asserts nothing.
+
+1. verify overhead: wall time of `verify` (load both artifacts, make inputs, run, compare) divided by
+   the bare time to load the TorchScript and the .pt2 and run both on the same input sets.
+   Target: <= 1.2x.
+2. `.pte` (XNNPACK) vs TorchScript on CPU for the corpus models: median latency and file size, with
+   ratios. Target: median latency ratio (.pte / TorchScript) <= 0.7.
+
+Usage: python scripts/bench_artifacts.py [--device auto|cpu|cuda] [--repeats N] [--iters N]
+       [--models a,b,...] [--skip-latency]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import logging
+import statistics
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import torch
+import torch.utils._pytree as pytree
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "corpus" / "models"
+DEFAULT_MODELS = [
+    "small_cnn", "multi_input_mlp", "dict_tuple_outputs", "embedding_bag", "branchy",
+    "mx_block_scaled", "multi_method", "loop_accumulate", "mixed_dtypes",
+]
+
+
+def load_corpus(name: str):
+    spec = importlib.util.spec_from_file_location(f"corpus_{name}", CORPUS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    model, example, specs = module.build()
+    return model, example, specs, module.LEGACY
+
+
+def build(name: str, workdir: Path):
+    """Saved TorchScript, converted .pt2 and lowered .pte for one corpus model."""
+    from ts2export.artifact.convert import convert
+    from ts2export.artifact.lower import lower
+
+    model, example, specs, legacy = load_corpus(name)
+    pt = workdir / f"{name}.pt"
+    ts = torch.jit.script(model) if legacy == "script" else torch.jit.trace(model, example)
+    ts.save(str(pt))
+    methods: list[str] = []
+    if name == "multi_method":
+        specs, methods = specs + [f"encode:{specs[0]}"], ["forward", "encode"]
+    pt2, pte = workdir / f"{name}.pt2", workdir / f"{name}.pte"
+    convert(str(pt), str(pt2), specs, None, methods)
+    lower(str(pt2), str(pte))
+    return pt, pt2, pte, example
+
+
+def bare_run(pt: Path, pt2: Path, sets_by_method, device: torch.device) -> float:
+    """Load both artifacts and run both on the same inputs: what verify must at least do."""
+    from torch.export.passes import move_to_device_pass
+    from torch.export.pt2_archive._package import load_pt2
+
+    t0 = time.perf_counter()
+    sm = torch.jit.load(str(pt), map_location=device)
+    programs = load_pt2(str(pt2)).exported_programs
+    with torch.inference_mode():
+        for method, sets in sets_by_method.items():
+            ep = programs[method]
+            if device.type != "cpu":
+                ep = move_to_device_pass(ep, device)
+            mod = ep.module()
+            for _, args, kwargs in sets:
+                args = pytree.tree_map(lambda t: t.to(device) if isinstance(t, torch.Tensor) else t, args)
+                out_old = getattr(sm, method)(*args)
+                out_new = mod(*args)
+                pytree.tree_map(lambda t: t.cpu() if isinstance(t, torch.Tensor) else t, (out_old, out_new))
+    return time.perf_counter() - t0
+
+
+def verify_overhead(names, workdir, built, device: str, repeats: int) -> None:
+    from ts2export.artifact.loading import load_pt2, resolve_device
+    from ts2export.artifact.verify import input_sets_for, verify
+
+    dev, note = resolve_device(device)
+    print(f"\n## verify overhead (device {dev}{'; ' + note if note else ''}; median of {repeats})\n")
+    print(f"{'model':<20} {'verify s':>9} {'bare s':>9} {'ratio':>6}")
+    ratios, v_total, b_total = [], 0.0, 0.0
+    for name in names:
+        pt, pt2, _, _ = built[name]
+        programs, meta = load_pt2(pt2)
+        sets = {m: input_sets_for(m, ep, meta, (), None, 3, 0) for m, ep in programs.items()}
+        verify(str(pt), str(pt2), device=device)  # warm-up (first-call costs in torch)
+        bare_run(pt, pt2, sets, dev)
+        v_times, b_times = [], []
+        for i in range(repeats):
+            if i % 2:  # alternate the order so neither side always runs on warmer caches
+                b_times.append(bare_run(pt, pt2, sets, dev))
+            t0 = time.perf_counter()
+            rep = verify(str(pt), str(pt2), device=device)
+            v_times.append(time.perf_counter() - t0)
+            if not i % 2:
+                b_times.append(bare_run(pt, pt2, sets, dev))
+            if not rep.ok:
+                raise SystemExit(f"verify failed on {name}:\n{rep.to_text()}")
+        v, b = statistics.median(v_times), statistics.median(b_times)
+        ratios.append(v / b)
+        v_total, b_total = v_total + v, b_total + b
+        print(f"{name:<20} {v:>9.3f} {b:>9.3f} {v / b:>5.2f}x")
+    med = statistics.median(ratios)
+    agg = v_total / b_total
+    print(
+        f"\nverify overhead: median {med:.2f}x, all models together {agg:.2f}x, max {max(ratios):.2f}x "
+        f"(target <= 1.2x: {'met' if max(med, agg) <= 1.2 else 'NOT met'})"
+    )
+    print("(TorchScript's profiling executor recompiles per new input shape; single-model ratios are noisy)")
+
+
+def _median_latency(fn, iters: int) -> float:
+    for _ in range(max(3, iters // 10)):
+        fn()
+    times = []
+    for _ in range(iters):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def latency_table(names, built, iters: int) -> None:
+    from executorch.runtime import Runtime
+
+    runtime = Runtime.get()
+    print(f"\n## .pte (XNNPACK) vs TorchScript on CPU (torch threads {torch.get_num_threads()}; median of {iters} runs)\n")
+    print(f"{'model':<20} {'TS ms':>8} {'pte ms':>8} {'lat ratio':>9} {'TS KiB':>8} {'pte KiB':>8} {'size ratio':>10}")
+    lat_ratios, size_ratios = [], []
+    for name in names:
+        pt, _, pte, example = built[name]
+        sm = torch.jit.load(str(pt))
+        method = runtime.load_program(pte).load_method("forward")
+        flat = [t.contiguous() for t in pytree.tree_leaves(example)]
+
+        def run_ts():
+            with torch.inference_mode():
+                sm(*example)
+
+        ts_ms = _median_latency(run_ts, iters) * 1e3
+        pte_ms = _median_latency(lambda: method.execute(flat), iters) * 1e3
+        ts_kib, pte_kib = pt.stat().st_size / 1024, pte.stat().st_size / 1024
+        lat_ratios.append(pte_ms / ts_ms)
+        size_ratios.append(pte_kib / ts_kib)
+        print(f"{name:<20} {ts_ms:>8.3f} {pte_ms:>8.3f} {pte_ms / ts_ms:>8.2f}x {ts_kib:>8.1f} {pte_kib:>8.1f} {pte_kib / ts_kib:>9.2f}x")
+    med = statistics.median(lat_ratios)
+    print(
+        f"\n.pte / TorchScript latency: median {med:.2f}x (target <= 0.7x: {'met' if med <= 0.7 else 'NOT met'}); "
+        f"size: median {statistics.median(size_ratios):.2f}x"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--iters", type=int, default=200)
+    parser.add_argument("--models", default=",".join(DEFAULT_MODELS))
+    parser.add_argument("--skip-latency", action="store_true")
+    args = parser.parse_args()
+    warnings.simplefilter("ignore")
+    logging.disable(logging.CRITICAL)
+    names = [n for n in args.models.split(",") if n]
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        t0 = time.perf_counter()
+        built = {name: build(name, workdir) for name in names}
+        print(f"built {len(built)} corpus models (TorchScript, .pt2, .pte) in {time.perf_counter() - t0:.1f} s")
+        verify_overhead(names, workdir, built, args.device, args.repeats)
+        if not args.skip_latency:
+            latency_table(names, built, args.iters)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
