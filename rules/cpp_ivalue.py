@@ -8,7 +8,7 @@ from ._cpp_util import findings
 _IVALUE = re.compile(r"(?<![\w])(?:(?:::)?(?:torch\s*::\s*jit|torch|c10|at)\s*::\s*)?IValue\b")
 
 
-class CppIValue(TextRule):
+class CppIvalue(TextRule):
     """
     ## What it does
     Reports uses of `IValue` (`torch::jit::IValue`, `c10::IValue`, `at::IValue`, or `IValue`

@@ -113,6 +113,10 @@ class JitIsScripting(Rule):
             "use_fast = (1 + 1 == 2)\n",
         ),
         Invalid(
+            "import torch\nys = [y for y in range(3) if not torch.jit.is_scripting()]\n",
+            "ys = [y for y in range(3)]\n",
+        ),
+        Invalid(
             "import torch\nflag = not torch.jit.is_scripting() and 3\nlabel = 'ts' if torch.jit.is_scripting() else 'py'\n",
             "flag = 3\nlabel = 'py'\n",
             count=2,
@@ -217,7 +221,12 @@ class JitIsScripting(Rule):
         parent = self.parent(expr)
         message = ("`torch.jit.is_scripting()` is always False outside TorchScript (eager, torch.compile, "
                    "torch.export); keep the Python branch only")
-        if isinstance(parent, (cst.If, cst.While, cst.Assert, cst.IfExp)) and parent.test is expr:
+        if isinstance(parent, cst.CompIf) and parent.test is expr:
+            value = self._simplify(expr, True)
+            if const(value) is True:  # `[x for x in xs if True]`: drop the filter
+                self.report(node, message, edits=[Edit(parent, cst.RemovalSentinel.REMOVE)])
+                return
+        elif isinstance(parent, (cst.If, cst.While, cst.Assert, cst.IfExp)) and parent.test is expr:
             value = self._simplify(expr, True)
             c = const(value)
             if c is not None and isinstance(parent, cst.If):
