@@ -20,6 +20,7 @@ from libcst.metadata import ScopeProvider
 from ts2export.rule import Applicability, Edit, Import, Rule, argument
 
 TRACE = "torch.jit.trace"
+TRACE_MODULE = "torch.jit.trace_module"
 SCRIPT = "torch.jit.script"
 JIT_LOAD = "torch.jit.load"
 JIT_SAVE = "torch.jit.save"
@@ -48,7 +49,7 @@ def call_name(rule: Rule, call: cst.Call) -> str | None:
     """The qualified name of a call's function among the ones this family knows."""
     return rule.matches(
         call.func, TRACE, SCRIPT, JIT_LOAD, JIT_SAVE, *LITE_LOAD, OPTIMIZE, EXPORT, EXPORT_LOAD, MOVE,
-        "torch.jit.trace_module",
+        TRACE_MODULE,
     )
 
 
@@ -675,6 +676,9 @@ def plan_for(rule: Rule, call: cst.Call) -> Plan:
         return plan_load(rule, call)
     if name in (EXPORT, EXPORT_LOAD, MOVE):
         return Plan(applicability=Applicability.SAFE, ep_mode=True)
+    if name == TRACE_MODULE:
+        problem, edits, imports = plan_trace_module(rule, call)
+        return Plan(edits, imports, ep_mode=True, problem=problem)
     return Plan(problem=f"`{code(call.func)}(...)` is not a program this tool can export")
 
 
@@ -810,8 +814,48 @@ def plan_load(rule: Rule, call: cst.Call) -> Plan:
     if loc is not None and not (isinstance(loc, cst.Name) and loc.value == "None"):
         load = f"torch.export.passes.move_to_device_pass({load}, {code(loc)})"
         imports.append(Import("torch.export.passes"))
+    b = binding(rule, value_expr(rule, call))
+    uses = [classify_use(rule, r) for r in b.uses] if not b.problem and b.target is not None else []
+    if any(u.kind == "attr-call" and u.detail not in MODULE_METHODS for u in uses):
+        return _plan_load_methods(rule, call, path, loc, extra, uses)
     plan = plan_uses(rule, call, lambda ep: load, "loaded module")
     plan.imports = imports
+    return plan
+
+
+def _plan_load_methods(rule: Rule, call: cst.Call, path, loc, extra, uses: list[Use]) -> Plan:
+    """A loaded module whose other methods are called: read every program of the pt2 archive
+    (TSX308 writes forward as "model" and one program per method) into a dict of modules."""
+    if extra is not None:
+        return Plan(problem="`_extra_files` with several entry points: read them with `load_pt2(path).extra_files` by hand")
+    quote = '"'
+    move = f"torch.export.passes.move_to_device_pass(ep, {code(loc)}).module()" if loc is not None and not (
+        isinstance(loc, cst.Name) and loc.value == "None") else "ep.module()"
+    imports = [Import("torch.export.pt2_archive._package", "load_pt2")]
+    if move != "ep.module()":
+        imports.append(Import("torch.export.passes"))
+    plan = Plan(imports=imports)
+    value = value_expr(rule, call)
+    plan.edits.append(Edit(value, cst.parse_expression(
+        f"{{name: {move} for name, ep in load_pt2({code(path)}).exported_programs.items()}}")))
+    methods = []
+    for u in uses:
+        if u.kind == "call" and not u.detail:
+            plan.edits.append(Edit(u.node, cst.parse_expression(f"{code(u.node)}[{quote}model{quote}]")))
+        elif u.kind in ("call", "attr-call") and u.detail not in MODULE_METHODS:
+            key = "model" if u.detail == "forward" else u.detail
+            methods.append(u.detail)
+            plan.edits.append(Edit(rule.parent(u.node), cst.parse_expression(f"{code(u.node)}[{quote}{key}{quote}]")))
+        elif u.kind == "mode":
+            edit, why = mode_edit(rule, u)
+            if edit is None:
+                return Plan(problem=why)
+            plan.edits.append(edit)
+        else:
+            return Plan(problem=(f"`{code(u.outer or u.node)}` (line {rule.position(u.node).start.line}) has no rewrite "
+                                 "for a set of exported programs"))
+    plan.notes.append(f"methods {', '.join(f'`{m}`' for m in sorted(set(methods)))} are read from the pt2 archive as separate "
+                      "programs (written by `package_pt2`, see TSX308)")
     return plan
 
 
@@ -880,3 +924,95 @@ def pte_path(path: cst.BaseExpression) -> str:
     programs whose reader and writer spell the path differently (a literal on one side, a parameter on
     the other); ExecuTorch reads any file name. docs/callsites.md says how to rename by hand."""
     return code(path)
+
+
+# ------------------------------------------------------------------------------------------------
+# trace_module: several entry points
+
+PACKAGE = "torch.export.pt2_archive._package"
+
+HELPER = '''class MethodAsModule(torch.nn.Module):
+    """One method of a module as `forward`, so that torch.export can export it (added by ts2export)."""
+
+    def __init__(self, module, method):
+        super().__init__()
+        self.module = module
+        self.method = method
+
+    def forward(self, *args):
+        return getattr(self.module, self.method)(*args)
+'''
+
+
+
+def plan_trace_module(rule: Rule, node: cst.Call) -> tuple[str | None, list[Edit], list[Import]]:
+    """Edits that turn a trace_module call (bound to a name) and the uses of its result into a dict of
+    exported programs (``\"model\"`` for forward), or why not."""
+    model = argument(node, 0, "mod")
+    inputs = argument(node, 1, "inputs")
+    if model is None or inputs is None:
+        return "it needs a module and a dict of example inputs", [], []
+    problem = _model_problem(rule, model, "trace")
+    if problem:
+        return problem, [], []
+    if not isinstance(inputs, cst.Dict) or not all(
+        isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) for e in inputs.elements
+    ):
+        return f"write the example inputs `{code(inputs)}` as a dict literal {{\"method\": inputs}}", [], []
+    dim, imports = dim_name(rule, node)
+    entries: list[str] = []
+    methods: dict[str, str] = {}
+    for e in inputs.elements:
+        method = e.key.evaluated_value
+        ex, why = export_args(rule, e.value, None, dim)
+        if ex is None:
+            return f"method `{method}`: {why}", [], []
+        key = "model" if method == "forward" else method
+        methods[method] = key
+        if method == "forward":
+            entries.append(f"{e.key.quote}model{e.key.quote}: torch.export.export({code(model)}, {ex.args}, dynamic_shapes={ex.shapes})")
+        else:
+            entries.append(f"{code(e.key)}: torch.export.export(MethodAsModule({code(model)}, {code(e.key)}), "
+                           f"{ex.args}, dynamic_shapes=({ex.shapes},))")
+    assign = rule.parent(node)
+    line = rule.parent(assign) if assign is not None else None
+    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)
+            and isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1):
+        return "bind the result to a name in a statement of its own", [], []
+    b = binding(rule, node)
+    if b.problem:
+        return b.problem, [], []
+    quote = inputs.elements[0].key.quote
+    edits: list[Edit] = []
+    for ref in b.uses:
+        u = classify_use(rule, ref)
+        name = code(ref)
+        if u.kind == "call" and not u.detail:
+            edits.append(Edit(ref, cst.parse_expression(f"{name}[{quote}model{quote}].module()")))
+        elif u.kind in ("call", "attr-call") and (u.detail or "forward") in methods:
+            attr = rule.parent(ref)
+            edits.append(Edit(attr, cst.parse_expression(f"{name}[{quote}{methods[u.detail or 'forward']}{quote}].module()")))
+        elif u.kind == "mode":
+            edit, why = mode_edit(rule, u)
+            if edit is None:
+                return why, [], []
+            edits.append(edit)
+        elif u.kind == "ep" and u.detail in ("save", JIT_SAVE):
+            save = u.outer
+            if u.detail == "save":
+                path, extra = argument(save, 0, "f"), argument(save, 1, "_extra_files")
+            else:
+                path, extra = argument(save, 1, "f"), argument(save, 2, "_extra_files")
+            if path is None:
+                return f"the save at line {rule.position(save).start.line} has no path", [], []
+            new = f"package_pt2({code(path)}, exported_programs={name}" + (f", extra_files={code(extra)}" if extra is not None else "") + ")"
+            edits.append(Edit(save, cst.parse_expression(new)))
+            imports = [*imports, Import(PACKAGE, "package_pt2")]
+        else:
+            return (f"`{code(u.outer or ref)}` (line {rule.position(ref).start.line}) has no rewrite for a set of "
+                    "exported programs"), [], []
+    helper = cst.parse_statement(HELPER).with_changes(leading_lines=line.leading_lines)
+    new_line = line.with_changes(body=[assign.with_changes(value=cst.parse_expression("{" + ", ".join(entries) + "}"))],
+                                 leading_lines=[cst.EmptyLine(indent=False)])
+    edits.insert(0, Edit(line, cst.FlattenSentinel([helper, new_line])))
+    return None, edits, [Import("torch"), *imports]

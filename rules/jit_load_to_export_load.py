@@ -33,8 +33,11 @@ class JitLoadToExportLoad(Rule):
     ## Fix safety
     Unsafe: the file must now be written by `torch.export.save` (old TorchScript files no longer
     load), and the module runs in the mode it was exported in (`.eval()` is gone; `.train()` is
-    reported and not fixed). Methods other than `forward` called on the loaded object (TorchScript
-    `@torch.jit.export` methods) have no counterpart on one exported program: reported, not fixed.
+    reported and not fixed). Where methods other than `forward` are called on the loaded object (TorchScript
+    `@torch.jit.export` methods or `trace_module` entries), every program of the pt2 archive is
+    loaded (`load_pt2(path).exported_programs`, a private torch 2.13 API) into a dict of modules:
+    `m.encode(y)` becomes `m["encode"](y)`, `m(x)` becomes `m["model"](x)`; the writer must save
+    one program per method (TSX308 does for `trace_module`).
     The finding names the call sites in this file that write the same path.
     """
 
@@ -60,7 +63,14 @@ class JitLoadToExportLoad(Rule):
             "import torch\nfiles = {'meta': ''}\nm = torch.export.load('m.pt', extra_files=files).module()\ny = m(torch.ones(2, 2))\n",
             unsafe=True,
         ),
-        Invalid("import torch\nm = torch.jit.load('m.pt')\nz = m.encode(torch.ones(2))\n", None, count=1),
+        Invalid(
+            "import torch\nm = torch.jit.load('m.pt')\nm.eval()\nz = m.encode(torch.ones(2))\ny = m(z)\n",
+            "import torch\nfrom torch.export.pt2_archive._package import load_pt2\n\n"
+            "m = {name: ep.module() for name, ep in load_pt2('m.pt').exported_programs.items()}\n"
+            "z = m[\"encode\"](torch.ones(2))\ny = m[\"model\"](z)\n",
+            unsafe=True,
+        ),
+        Invalid("import torch\nm = torch.jit.load('m.pt')\nm.train()\n", None, count=1),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ts2export.rule import Applicability, Import, Invalid, Rule, Valid, argument
-from ts2export.rules._callsite_util import JIT_SAVE, code, origin, plan_for
+from ts2export.rules._callsite_util import JIT_SAVE, TRACE_MODULE, code, origin, plan_for
 
 
 class JitSaveToExportSave(Rule):
@@ -68,6 +68,10 @@ class JitSaveToExportSave(Rule):
                 f"`ExportedProgram` with `torch.export.save(ep, {code(path)})` and load it with `torch.export.load`"))
             return
         plan = plan_for(self, source)
+        if not plan.problem and self.matches(source.func, TRACE_MODULE):
+            self.report(node, f"`{spelled}` of the programs traced at line {self.position(source).start.line}: rewritten "
+                              "with that `torch.jit.trace_module` (TSX308) to `package_pt2`")
+            return
         if plan.problem:
             self.report(node, f"`{spelled}` not rewritten: the module it saves stays TorchScript (see the finding at line {self.position(source).start.line})")
             return
