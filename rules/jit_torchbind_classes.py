@@ -17,9 +17,10 @@ class JitTorchbindClasses(Rule):
     - `torch.export` traces a TorchBind object only when the class has a fake (Python) twin
       registered with `@torch._library.register_fake_class("<namespace>::<Class>")`, and the
       custom ops that take it need fake kernels too;
-    - ExecuTorch programs cannot hold TorchBind objects at all: move the state into tensors
-      (buffers) and the methods into custom operators (`torch.library.custom_op`) with an
-      ExecuTorch kernel.
+    - ExecuTorch programs cannot hold TorchBind objects (executorch 1.5.1's emitter raises
+      "Custom class ... is not supported in EXIR" unless a backend delegate consumes the object
+      while lowering): move the state into tensors (buffers) and the methods into custom
+      operators (`torch.library.custom_op`) with an ExecuTorch kernel.
 
     ## Example
     ```python
