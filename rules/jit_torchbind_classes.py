@@ -14,9 +14,11 @@ class JitTorchbindClasses(Rule):
     ## Why
     TorchBind classes are C++ objects registered for TorchScript (`torch::class_<...>`). A model
     that holds or calls one cannot be exported as it is:
-    - `torch.export` traces a TorchBind object only when the class has a fake (Python) twin
-      registered with `@torch._library.register_fake_class("<namespace>::<Class>")`, and the
-      custom ops that take it need fake kernels too;
+    - `torch.export` traces a TorchBind object through a fake (Python) twin: the C++ class must
+      define `__obj_flatten__`, the twin is registered with
+      `@torch._library.register_fake_class("<namespace>::<Class>")` (with `__obj_unflatten__`),
+      and the custom ops that take the object need fake kernels too (torch 2.13,
+      `torch._library.fake_class_registry`);
     - ExecuTorch programs cannot hold TorchBind objects (executorch 1.5.1's emitter raises
       "Custom class ... is not supported in EXIR" unless a backend delegate consumes the object
       while lowering): move the state into tensors (buffers) and the methods into custom
@@ -69,8 +71,8 @@ class JitTorchbindClasses(Rule):
         ns_cls = cls.replace(".", "::", 1)
         self.report(
             node,
-            f"TorchBind class `torch.classes.{cls}`: torch.export needs a fake class "
-            f"(`@torch._library.register_fake_class(\"{ns_cls}\")`), ExecuTorch cannot hold it; move its state into "
+            f"TorchBind class `torch.classes.{cls}`: torch.export needs `__obj_flatten__` on the C++ class and a fake "
+            f"class (`@torch._library.register_fake_class(\"{ns_cls}\")`), ExecuTorch cannot hold it; move its state into "
             "tensors and its methods into custom ops, or keep it outside the exported model",
         )
 
