@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import ScopeProvider
+from libcst.metadata import BuiltinAssignment, ScopeProvider
 
 from ts2export.rule import Applicability, Edit, Invalid, Rule, Valid
 
@@ -36,7 +36,7 @@ class JitForkWait(Rule):
     becomes
     ```python
     futures = [head(x) for head in self.heads]
-    outs = [f for f in futures]
+    outs = list(futures)
     ```
 
     ## Fix safety
@@ -70,7 +70,7 @@ class JitForkWait(Rule):
             "    futures = [torch.jit.fork(h, x, scale=2) for h in heads]\n"
             "    return [torch.jit.wait(fu) for fu in futures]\n",
             "import torch\nfrom typing import List\n\n\ndef f(heads: List[torch.nn.Module], x):\n"
-            "    futures = [h(x, scale=2) for h in heads]\n    return [fu for fu in futures]\n",
+            "    futures = [h(x, scale=2) for h in heads]\n    return list(futures)\n",
             count=2,
         ),
         Invalid(
@@ -238,6 +238,11 @@ class JitForkWait(Rule):
                 if not self._is_call_of(item, _FORK):
                     return None
                 forks.append(item)
+            elif isinstance(parent, cst.CompFor) and parent.iter is node and self._waits_all(parent):
+                # `[torch.jit.wait(f) for f in futures]` is a copy of the list of values
+                comp = self.parent(parent)
+                copy = cst.Call(func=cst.Name("list"), args=[cst.Arg(node)], lpar=comp.lpar, rpar=comp.rpar)
+                edits.append(Edit(comp, copy))
             elif isinstance(parent, (cst.For, cst.CompFor)) and parent.iter is node and isinstance(parent.target, cst.Name):
                 scope_t = self._scope(parent.target) if isinstance(parent, cst.For) else self._scope(parent.target)
                 sub = self._plan_element(scope_t, parent.target.value)
@@ -254,6 +259,27 @@ class JitForkWait(Rule):
                 return None
             edits.append(Edit(fork, call))
         return edits
+
+    def _waits_all(self, comp_for: cst.CompFor) -> bool:
+        """``comp_for`` is the only clause of ``[wait(t) for t in xs]`` (or ``[t.wait() for t in xs]``)."""
+        comp = self.parent(comp_for)
+        target = comp_for.target
+        if not (isinstance(comp, cst.ListComp) and comp.for_in is comp_for and isinstance(target, cst.Name)):
+            return False
+        if comp_for.ifs or comp_for.inner_for_in is not None or comp_for.asynchronous is not None:
+            return False
+        elt = comp.elt
+        if self._is_call_of(elt, _WAIT):
+            arg = self._sole_arg(elt)
+        elif isinstance(elt, cst.Call) and not elt.args and isinstance(elt.func, cst.Attribute) \
+                and elt.func.attr.value == "wait":
+            arg = elt.func.value
+        else:
+            return False
+        if not (isinstance(arg, cst.Name) and arg.value == target.value):
+            return False
+        scope = self._scope(comp)
+        return scope is not None and all(isinstance(a, BuiltinAssignment) for a in scope["list"])
 
     def _plan_element(self, scope, name: str) -> list[Edit] | None:
         """Edits for a loop variable over a list of futures: only assigned by such loops, only waited on."""
