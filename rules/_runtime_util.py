@@ -68,6 +68,12 @@ def _next_sibling(rule: Rule, stmt: cst.BaseStatement) -> cst.BaseStatement | No
     return None
 
 
+def _is_first(rule: Rule, stmt: cst.BaseStatement) -> bool:
+    parent = rule.parent(stmt)
+    body = parent.body if isinstance(parent, (cst.IndentedBlock, cst.Module)) else None
+    return isinstance(body, (list, tuple)) and bool(body) and body[0] is stmt
+
+
 def statement_edits(rule: Rule, stmt: cst.BaseStatement, new: Sequence[cst.BaseStatement]) -> list[Edit]:
     """Edits that replace statement ``stmt`` by the statements ``new``.
 
@@ -84,7 +90,12 @@ def statement_edits(rule: Rule, stmt: cst.BaseStatement, new: Sequence[cst.BaseS
     edits = [Edit(stmt, cst.RemovalSentinel.REMOVE)]
     blanks = _blank_prefix(leading)
     following = _next_sibling(rule, stmt)
-    if following is not None and blanks > _blank_prefix(following.leading_lines):
+    if following is not None and _is_first(rule, stmt):
+        # the next statement becomes the first of its block: no blank line above it
+        strip = _blank_prefix(following.leading_lines)
+        if strip:
+            edits.append(Edit(following, following.with_changes(leading_lines=list(following.leading_lines)[strip:])))
+    elif following is not None and blanks > _blank_prefix(following.leading_lines):
         missing = blanks - _blank_prefix(following.leading_lines)
         edits.append(Edit(following, following.with_changes(
             leading_lines=[*leading[:missing], *following.leading_lines])))

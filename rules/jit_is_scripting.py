@@ -97,6 +97,11 @@ class JitIsScripting(Rule):
             "import torch\n\n\ndef f(x):\n    return torch.relu(x)\n",
         ),
         Invalid(
+            "import torch\n\n\ndef f(x, fast):\n    if fast:\n        if torch.jit.is_scripting():\n"
+            "            raise RuntimeError('not in TorchScript')\n\n        x = torch.relu(x)\n    return x\n",
+            "import torch\n\n\ndef f(x, fast):\n    if fast:\n        x = torch.relu(x)\n    return x\n",
+        ),
+        Invalid(
             "import torch\n\n\ndef f(x, training):\n    if torch.jit.is_scripting() or training:\n        x = x * 2\n    return torch.relu(x)\n",
             "import torch\n\n\ndef f(x, training):\n    if training:\n        x = x * 2\n    return torch.relu(x)\n",
         ),
