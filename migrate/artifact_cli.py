@@ -39,6 +39,9 @@ def _quiet(verbose: bool) -> Iterator[None]:
     import logging
     import warnings
 
+    from ts2export.artifact import fsutil
+
+    fsutil.QUIET_NATIVE_STDERR = not verbose
     if verbose:
         yield
         return

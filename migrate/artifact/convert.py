@@ -213,6 +213,17 @@ def _matches(sm: torch.jit.ScriptModule, method: str, ep: Any, args: tuple[Any, 
     return f"output {bad.output}: {bad.detail}"
 
 
+def _inline_forks(sm: torch.jit.ScriptModule, method: str) -> bool:
+    """torch.jit.fork/wait -> sequential calls, in place (same results, no inter-op thread, which
+    neither the converter nor export's fake tensors can follow). True if there were forks."""
+    graph = getattr(sm, method).graph
+    torch._C._jit_pass_inline(graph)
+    if not graph.findAllNodes("prim::fork", True):
+        return False
+    torch._C._jit_pass_inline_fork_wait(graph)
+    return True
+
+
 def convert_method(
     sm: torch.jit.ScriptModule, method: str, sig: Signature, args: tuple[Any, ...]
 ) -> tuple[Any, str, list[str]]:
@@ -220,6 +231,8 @@ def convert_method(
     if not any(d for d in dynamic_shapes):
         dynamic_shapes = None
     notes: list[str] = []
+    if _inline_forks(sm, method):
+        notes.append("torch.jit.fork/wait inlined: the forked calls run in sequence")
     errors: list[tuple[str, str]] = []
     strategies = []
     if method == "forward":

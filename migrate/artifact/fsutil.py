@@ -37,3 +37,32 @@ def write_bytes_atomic(target: str | os.PathLike[str], data: bytes) -> None:
 def write_text_atomic(target: str | os.PathLike[str], text: str) -> None:
     with atomic_path(target) as tmp:
         tmp.write_text(text, encoding="utf-8")
+
+
+# The ExecuTorch runtime writes diagnostics (cpuinfo probing) straight to file descriptor 2.
+# The CLI turns this off with --verbose.
+QUIET_NATIVE_STDERR = True
+
+
+@contextlib.contextmanager
+def native_stderr_silenced() -> Iterator[None]:
+    """Send what native code writes to fd 2 to /dev/null for the duration (Python-level writes too)."""
+    if not QUIET_NATIVE_STDERR:
+        yield
+        return
+    import sys
+
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):
+        yield
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)

@@ -54,7 +54,13 @@ def load_torchscript(path: str | os.PathLike[str], device: torch.device | str = 
     try:
         return torch.jit.load(str(p), map_location=device)
     except Exception as exc:  # torch raises RuntimeError/ValueError/... for damaged archives
-        raise ArtifactError(f"{p}: cannot load TorchScript: {one_line(exc)}") from None
+        hint = ""
+        if "required keyword attribute" in str(exc):
+            hint = (
+                " (an artifact frozen or optimized with torch.jit.freeze/optimize_for_inference that this torch "
+                "cannot read back; convert the artifact saved before freezing)"
+            )
+        raise ArtifactError(f"{p}: cannot load TorchScript: {one_line(exc)}{hint}") from None
 
 
 def script_methods(sm: torch.jit.ScriptModule) -> list[str]:

@@ -10,7 +10,7 @@ import torch
 import torch.utils._pytree as pytree
 
 from ts2export.artifact.errors import ArtifactError, one_line
-from ts2export.artifact.fsutil import write_bytes_atomic
+from ts2export.artifact.fsutil import native_stderr_silenced, write_bytes_atomic
 from ts2export.artifact.loading import detach_state, load_pt2
 
 INSTALL_HINT = "lowering needs executorch: pip install 'ts2export[edge]'"
@@ -188,6 +188,11 @@ def _write_bundle(et: Any, programs: dict[str, Any], meta: dict[str, Any], out: 
 
 
 def _check_bundle(buf: bytes, suites: list[Any]) -> None:
+    with native_stderr_silenced():
+        _run_bundle(buf, suites)
+
+
+def _run_bundle(buf: bytes, suites: list[Any]) -> None:
     from executorch.extension.pybindings.portable_lib import _load_bundled_program_from_buffer
 
     from ts2export.artifact.compare import tolerances

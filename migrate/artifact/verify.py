@@ -14,6 +14,7 @@ import torch.utils._pytree as pytree
 
 from ts2export.artifact.compare import CompareResult, compare_outputs
 from ts2export.artifact.errors import ArtifactError, one_line
+from ts2export.artifact.fsutil import native_stderr_silenced
 from ts2export.artifact.loading import (
     load_inputs_file,
     load_pt2,
@@ -78,7 +79,8 @@ class PteRunner:
         if not p.is_file():
             raise ArtifactError(f"{p}: no such file")
         try:
-            self.program = Runtime.get().load_program(p)
+            with native_stderr_silenced():
+                self.program = Runtime.get().load_program(p)
             self.methods = sorted(self.program.method_names, key=lambda n: (n != "forward", n))
         except Exception as exc:
             raise ArtifactError(f"{p}: cannot load .pte: {one_line(exc)}") from None
@@ -86,10 +88,11 @@ class PteRunner:
         self.out_specs = out_specs or {}
 
     def __call__(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if method not in self._loaded:
-            self._loaded[method] = self.program.load_method(method)
         flat = [t.detach().cpu().contiguous() if isinstance(t, torch.Tensor) else t for t in pytree.tree_leaves((args, kwargs))]
-        outs = [o.clone() if isinstance(o, torch.Tensor) else o for o in self._loaded[method].execute(flat)]
+        with native_stderr_silenced():
+            if method not in self._loaded:
+                self._loaded[method] = self.program.load_method(method)
+            outs = [o.clone() if isinstance(o, torch.Tensor) else o for o in self._loaded[method].execute(flat)]
         spec = self.out_specs.get(method)
         return pytree.tree_unflatten(outs, spec) if spec is not None else outs
 

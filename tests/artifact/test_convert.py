@@ -157,3 +157,52 @@ def test_torch_export_load_reads_forward(artifacts):
     x = torch.randn(2, 10)
     sm = torch.jit.load(str(artifacts.torchscript("multi_method")))
     torch.testing.assert_close(ep.module()(x), sm(x))
+
+
+def _relu2(x: torch.Tensor) -> torch.Tensor:
+    return torch.relu(x) * 2
+
+
+class Forky(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        fut = torch.jit.fork(_relu2, x)
+        return x + 1 + torch.jit.wait(fut)
+
+
+@torch.jit.script
+class Affine:
+    def __init__(self, scale: float, shift: float):
+        self.scale = scale
+        self.shift = shift
+
+
+class WithScriptClass(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.cfg = Affine(2.0, 0.5)
+        self.lin = torch.nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.lin(x) * self.cfg.scale + self.cfg.shift
+
+
+@pytest.mark.parametrize(
+    "module, strategy",
+    [(Forky, "TS2EPConverter"), (WithScriptClass, "interpreter")],
+)
+def test_fork_and_script_class_attributes_convert_and_verify(tmp_path, cli, module, strategy):
+    old = save_torchscript(module().eval(), None, "script", tmp_path / "m.pt")
+    code, out, err = cli("convert", old, "-o", tmp_path / "m.pt2", "-i", "float32[B=1..8,4]", "-v")
+    assert code == 0, err
+    assert f"converted with {strategy}" in out
+    code, out, err = cli("verify", old, tmp_path / "m.pt2")
+    assert code == 0, out + err
+
+
+def test_unloadable_optimized_artifact_gets_a_hint(tmp_path, cli):
+    model, example, _, _ = load_corpus("small_cnn")
+    path = tmp_path / "ofi.pt"
+    torch.jit.optimize_for_inference(torch.jit.script(model)).save(str(path))
+    code, _, err = cli("convert", path, "-o", tmp_path / "x.pt2", "-i", "float32[2,3,16,16]")
+    assert code == 2
+    assert "cannot load TorchScript" in err and "convert the artifact saved before freezing" in err
