@@ -873,6 +873,20 @@ def path_literal(rule: Rule, expr: cst.BaseExpression | None) -> str | None:
     return None
 
 
+def record(rule: Rule, node: cst.CSTNode, kind: str, path: cst.BaseExpression | None) -> None:
+    """Record an artifact fact (``saved``/``loaded``/``lowered``/``loaded-pte``) for a path literal, so
+    that ``ts2export scan`` links writers and readers of one path across files."""
+    value = path_literal(rule, path) if path is not None else None
+    if value is not None:
+        rule.fact(node, kind, value)
+
+
+def in_init(rule: Rule, node: cst.CSTNode) -> bool:
+    """Whether ``node`` lies in ``__init__`` of a class (compiled submodules there belong to TSX106)."""
+    fn = enclosing(rule, node, (cst.FunctionDef,))
+    return fn is not None and fn.name.value == "__init__" and isinstance(enclosing(rule, fn, (cst.ClassDef, cst.FunctionDef)), cst.ClassDef)
+
+
 def _module_of(rule: Rule, node: cst.CSTNode) -> cst.Module | None:
     current = node
     while current is not None and not isinstance(current, cst.Module):

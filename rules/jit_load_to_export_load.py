@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ts2export.rule import Applicability, Invalid, Rule, Valid
-from ts2export.rules._callsite_util import JIT_LOAD, argument, code, plan_load, writers
+from ts2export.rules._callsite_util import JIT_LOAD, argument, code, plan_load, record, writers
 
 
 class JitLoadToExportLoad(Rule):
@@ -78,6 +78,7 @@ class JitLoadToExportLoad(Rule):
             return
         plan = plan_load(self, node)
         path = argument(node, 0, "f")
+        record(self, node, "loaded", path)
         link, blocked = writers(self, path) if path is not None else ("", None)
         if blocked and not plan.problem:
             plan.problem = blocked

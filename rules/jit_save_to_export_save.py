@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ts2export.rule import Applicability, Import, Invalid, Rule, Valid, argument
-from ts2export.rules._callsite_util import JIT_SAVE, TRACE_MODULE, code, origin, plan_for
+from ts2export.rules._callsite_util import JIT_SAVE, TRACE_MODULE, code, origin, plan_for, record
 
 
 class JitSaveToExportSave(Rule):
@@ -58,6 +58,7 @@ class JitSaveToExportSave(Rule):
 
     def _handle(self, node: cst.Call, obj: cst.BaseExpression, path: cst.BaseExpression | None,
                 extra: cst.BaseExpression | None, spelled: str) -> None:
+        record(self, node, "saved", path)
         if path is None:
             self.report(node, f"`{spelled}` without a path: rewrite it to `torch.export.save(ep, path)` by hand")
             return

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ts2export.rule import Applicability, Edit, Import, Invalid, Rule, Valid, argument
-from ts2export.rules._callsite_util import LITE_LOAD, binding, classify_use, code, pte_path, writers
+from ts2export.rules._callsite_util import LITE_LOAD, binding, classify_use, code, pte_path, record, writers
 
 
 class LiteLoadToExecuTorchRuntime(Rule):
@@ -56,6 +56,7 @@ class LiteLoadToExecuTorchRuntime(Rule):
         if not self.matches(node.func, *LITE_LOAD):
             return
         path = argument(node, 0, "filename")
+        record(self, node, "loaded-pte", path)
         if path is None:
             self.report(node, "`_load_for_lite_interpreter()` without a path")
             return

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ts2export.rule import Import, Applicability, Invalid, Rule, Valid, argument
-from ts2export.rules._callsite_util import LITE_METHODS, code, origin, plan_for, pte_path
+from ts2export.rules._callsite_util import LITE_METHODS, code, origin, plan_for, pte_path, record
 
 _ET = [
     Import("pathlib"),
@@ -66,6 +66,7 @@ class LiteSaveToExecuTorch(Rule):
         if not (isinstance(func, cst.Attribute) and func.attr.value in LITE_METHODS):
             return
         name = func.attr.value
+        record(self, node, "lowered", argument(node, 0, "f"))
         source = origin(self, func.value)
         if source is None:
             self.report(node, (

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ts2export.rule import Applicability, Invalid, Rule, Valid, argument
-from ts2export.rules._callsite_util import SCRIPT, definition, enclosing, plan_script, self_attribute
+from ts2export.rules._callsite_util import SCRIPT, definition, in_init, plan_script
 
 
 class ScriptModuleToExport(Rule):
@@ -77,11 +77,8 @@ class ScriptModuleToExport(Rule):
             return  # a function or class: the TSX1xx rules own it
         if isinstance(obj, cst.Lambda):
             return
-        parent = self.parent(node)
-        if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and self_attribute(self, parent.targets[0].target):
-            fn = enclosing(self, node, (cst.FunctionDef,))
-            if fn is not None and fn.name.value == "__init__":
-                return  # a scripted submodule: the TSX1xx rules own it
+        if in_init(self, node):
+            return  # a scripted submodule built in __init__: TSX106 owns it
         plan = plan_script(self, node)
         if plan.problem:
             self.report(node, f"`torch.jit.script(...)` not rewritten: {plan.problem}")

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ts2export.rule import Applicability, Invalid, Rule, Valid
-from ts2export.rules._callsite_util import TRACE, plan_trace
+from ts2export.rules._callsite_util import TRACE, in_init, plan_trace
 
 
 class TraceToExport(Rule):
@@ -46,6 +46,8 @@ class TraceToExport(Rule):
 
     VALID = [
         Valid("import torch\nep = torch.export.export(m, (torch.randn(2, 3),))\n"),
+        Valid("import torch\n\n\nclass P(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+              "        self.enc = torch.jit.trace(Enc(), torch.randn(2, 3))\n"),
         Valid("def trace(m, x):\n    return m\nt = trace(1, 2)\n"),
     ]
     INVALID = [
@@ -88,8 +90,8 @@ class TraceToExport(Rule):
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not self.matches(node.func, TRACE):
-            return
+        if not self.matches(node.func, TRACE) or in_init(self, node):
+            return  # a traced submodule built in __init__ belongs to TSX106
         plan = plan_trace(self, node)
         if plan.problem:
             self.report(node, f"`torch.jit.trace(...)` not rewritten: {plan.problem}")
