@@ -521,7 +521,9 @@ def module_info(cls: cst.ClassDef, qualname: Callable[[cst.CSTNode], set[str]]) 
                     info.tensors.add(attr)
                 elif q.startswith("torch.nn.") and not q.startswith("torch.nn.functional.") and q.rsplit(".", 1)[1][:1].isupper():
                     info.submodules[attr] = q
-                elif q.startswith("torch.") and not q.startswith("torch.nn."):
+                elif q in _STATIC_TORCH or q.startswith(_STATIC_TORCH_PREFIXES):
+                    info.statics.add(attr)  # torch.device(...), torch.Size(...) and the like
+                elif q.startswith("torch.") and not q.startswith("torch.nn.") and q[6:7].islower():
                     info.tensors.add(attr)
                 else:
                     info.submodules.setdefault(attr, "")
