@@ -34,6 +34,7 @@ class JitErrorExcept(Rule):
 
     id = "TSX505"
     summary = "`except torch.jit.Error` no longer catches the model's errors outside TorchScript"
+    triggers = ("jit", "JITException")
     applicability = Applicability.NONE
 
     VALID = [

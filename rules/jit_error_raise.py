@@ -34,6 +34,7 @@ class JitErrorRaise(Rule):
 
     id = "TSX504"
     summary = "`raise torch.jit.Error(...)` becomes `raise RuntimeError(...)`"
+    triggers = ("jit", "JITException")
     applicability = Applicability.UNSAFE
 
     VALID = [
