@@ -302,11 +302,11 @@ def convert(
             )
         t0 = time.perf_counter()
         ep, strategy, notes = convert_method(sm, method, sig, args)
-        reports.append(MethodReport(method, strategy, [leaf.describe() for leaf in sig.leaves], time.perf_counter() - t0, notes))
+        reports.append(MethodReport(method, strategy, sig.describe(), time.perf_counter() - t0, notes))
         programs[method] = detach_state(ep)
         meta["methods"][method] = {
             "strategy": strategy,
-            "inputs": [leaf.describe() for leaf in sig.leaves],
+            "inputs": sig.describe(),
             "specs": list(texts) if texts and not (inputs_file and method == wanted[0]) else None,
             "value_ranges": [None if leaf.low is None else [leaf.low, leaf.high] for leaf in sig.leaves],
         }

@@ -107,6 +107,23 @@ class Signature:
                 out.append(("random", sizes))
         return out
 
+    def describe(self) -> list[str]:
+        """The leaves in the --input grammar, each dim range written where the name first appears."""
+        seen: set[str] = set()
+        out = []
+        for leaf in self.leaves:
+            dims = []
+            for d in leaf.dims:
+                if isinstance(d, str) and d not in seen and d in self.symbols:
+                    seen.add(d)
+                    lo, hi = self.symbols[d]
+                    dims.append(f"{d}={lo}..{'' if hi is None else hi}")
+                else:
+                    dims.append(str(d))
+            rng = "" if leaf.low is None else f"{{{_fmt_num(leaf.low)}..{_fmt_num(leaf.high)}}}"
+            out.append(f"{dtype_name(leaf.dtype)}[{','.join(dims)}]{rng}")
+        return out
+
     def shape(self, leaf: Leaf, sizes: Mapping[str, int]) -> list[int]:
         return [d if isinstance(d, int) else _eval_dim(d, sizes) for d in leaf.dims]
 
@@ -341,6 +358,8 @@ def _adopt_names(sig: Signature, user_specs: Sequence[str]) -> None:
         return
     if len(user.leaves) != len(sig.leaves):
         return
+    if any(not isinstance(d, (int, str)) for leaf in sig.leaves for d in leaf.dims):
+        return  # derived dims (e.g. 2*s0) keep the program's symbol names
     rename: dict[str, str] = {}
     for mine, theirs in zip(sig.leaves, user.leaves):
         for d, u in zip(mine.dims, theirs.dims):

@@ -90,3 +90,10 @@ def test_spec_from_tensors_records_integer_ranges():
     sig = spec_from_tensors([torch.tensor([[3, 9]]), torch.ones(2)])
     assert sig.leaves[0].dims == (1, 2) and (sig.leaves[0].low, sig.leaves[0].high) == (3, 9)
     assert sig.leaves[1].low is None
+
+
+def test_describe_round_trips_through_the_grammar():
+    texts = ["float32[B=1..64,3,224,224]", "int64[B,7]{0..999}", "float16[N=2..]"]
+    sig = parse_specs(texts)
+    assert sig.describe() == texts
+    assert parse_specs(sig.describe()) == sig

@@ -239,3 +239,19 @@ def test_isolated_verify_reports_like_in_process(artifacts):
     report = json.loads(proc.stdout)
     assert report["status"] == "pass"
     assert {r["output"] for r in report["rows"]} == {"[0]['logits']", "[0]['probs']", "[1][0]", "[1][1]"}
+
+
+@pytest.mark.parametrize("name", CHAIN_MODELS)
+def test_corpus_models_with_an_altered_weight_fail(artifacts, cli, tmp_path, name):
+    from ts2export.artifact.loading import save_pt2
+
+    programs, meta = load_pt2(artifacts.pt2(name))
+    ep = programs["forward"]
+    key = next(k for k, v in ep.state_dict.items() if v.dtype == torch.float32 and v.numel() > 1)
+    value = ep.state_dict[key].detach() + 0.5
+    ep.state_dict[key] = torch.nn.Parameter(value, requires_grad=False) if isinstance(ep.state_dict[key], torch.nn.Parameter) else value
+    altered = tmp_path / "altered.pt2"
+    save_pt2(altered, programs, meta)
+    code, out, err = cli("verify", artifacts.torchscript(name), altered, "--method", "forward")
+    assert code == 1, out + err
+    assert "MISMATCH" in out and out.strip().splitlines()[-1].startswith("FAIL:")
