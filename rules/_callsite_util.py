@@ -113,6 +113,24 @@ class Binding:
     target: cst.BaseExpression | None  # the Name/Attribute bound, None when used in place
     uses: list[cst.BaseExpression] = field(default_factory=list)  # reading references (or the call itself)
     problem: str | None = None  # why the value cannot be followed
+    rebinds: list[tuple[cst.Assign, str]] = field(default_factory=list)  # `x = x.eval()` and the like
+
+
+#: Methods that return the module itself, so that `x = x.eval()` keeps `x` the same artifact.
+REBIND_METHODS = {"eval", "train", "to", "cpu", "cuda", "half", "float", "double"}
+
+
+def rebind(rule: Rule, store: cst.BaseExpression) -> tuple[cst.Assign, str, cst.BaseExpression] | None:
+    """``(assign, method, receiver)`` when ``store`` is the target of ``x = x.method(...)``."""
+    target = rule.parent(store)
+    assign = rule.parent(target) if isinstance(target, cst.AssignTarget) else None
+    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1):
+        return None
+    value = assign.value
+    if (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value in REBIND_METHODS and code(value.func.value) == code(store)):
+        return assign, value.func.attr.value, value.func.value
+    return None
 
 
 def binding(rule: Rule, call: cst.BaseExpression) -> Binding:
@@ -126,25 +144,40 @@ def binding(rule: Rule, call: cst.BaseExpression) -> Binding:
             scope = rule.get_metadata(ScopeProvider, target, None)
             if scope is None:
                 return Binding(target, problem="its scope is unknown")
-            assignments = [a for a in scope.assignments[target.value]]
-            if len(assignments) != 1:
-                return Binding(target, problem=f"`{target.value}` is assigned more than once")
-            if isinstance(scope, cst.metadata.GlobalScope) or type(scope).__name__ == "GlobalScope":
-                pass
-            uses = [ref.node for ref in assignments[0].references if isinstance(ref.node, cst.Name)]
-            return Binding(target, uses)
+            assignments = list(scope.assignments[target.value])
+            stores = [a.node for a in assignments]
+            refs: dict[int, cst.BaseExpression] = {}
+            for a in assignments:
+                for ref in a.references:
+                    if isinstance(ref.node, cst.Name):
+                        refs[id(ref.node)] = ref.node
+            return _with_rebinds(rule, target, stores, list(refs.values()), f"`{target.value}`")
         attr = self_attribute(rule, target)
         if attr is not None:
             cls = enclosing(rule, target, (cst.ClassDef,))
             nodes = _class_self_attributes(rule, cls, attr)
             stores = [n for n in nodes if _is_store(rule, n)]
-            if len(stores) != 1:
-                return Binding(target, problem=f"`self.{attr}` is assigned more than once")
-            return Binding(target, [n for n in nodes if n is not target])
+            return _with_rebinds(rule, target, stores, [n for n in nodes if not _is_store(rule, n)], f"`self.{attr}`")
         return Binding(target, problem=f"the result is bound to `{code(target)}`")
     if isinstance(parent, (cst.AnnAssign, cst.AugAssign, cst.NamedExpr)):
         return Binding(None, problem="the result is bound by an annotated or walrus assignment")
     return Binding(None, [call])
+
+
+def _with_rebinds(rule: Rule, target, stores: list, refs: list, shown: str) -> Binding:
+    """A binding whose other stores are all `x = x.eval()`-like rebinds (their receivers are not uses)."""
+    b = Binding(target)
+    receivers: set[int] = set()
+    for store in stores:
+        if store is target:
+            continue
+        found = rebind(rule, store) if isinstance(store, (cst.Name, cst.Attribute)) else None
+        if found is None:
+            return Binding(target, problem=f"{shown} is assigned more than once")
+        b.rebinds.append((found[0], found[1]))
+        receivers.add(id(found[2]))
+    b.uses = [r for r in refs if id(r) not in receivers]
+    return b
 
 
 def _is_store(rule: Rule, node: cst.BaseExpression) -> bool:
@@ -175,7 +208,8 @@ def origin(rule: Rule, expr: cst.BaseExpression, depth: int = 0) -> cst.Call | N
         scope = rule.get_metadata(ScopeProvider, expr, None)
         if scope is None:
             return None
-        assignments = list(scope[expr.value])
+        assignments = [a for a in scope[expr.value]
+                       if not (isinstance(getattr(a, "node", None), cst.Name) and rebind(rule, a.node))]
         if len(assignments) != 1:
             return None
         node = getattr(assignments[0], "node", None)
@@ -186,7 +220,7 @@ def origin(rule: Rule, expr: cst.BaseExpression, depth: int = 0) -> cst.Call | N
     attr = self_attribute(rule, expr)
     if attr is not None:
         cls = enclosing(rule, expr, (cst.ClassDef,))
-        stores = [n for n in _class_self_attributes(rule, cls, attr) if _is_store(rule, n)]
+        stores = [n for n in _class_self_attributes(rule, cls, attr) if _is_store(rule, n) and not rebind(rule, n)]
         if len(stores) == 1:
             assign = rule.parent(rule.parent(stores[0]))
             if isinstance(assign, cst.Assign) and len(assign.targets) == 1:
@@ -621,6 +655,24 @@ def plan_uses(rule: Rule, call: cst.Call, new_code: Callable[[bool], str], what:
                 plan.problem = why + f" (line {rule.position(u.node).start.line})"
                 return plan
     plan.ep_mode = any(u.kind == "ep" for u in uses)
+    for assign, method in b.rebinds:
+        line = rule.parent(assign)
+        single = isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1
+        if method == "eval" or (method == "train" and _is_false(argument(assign.value, 0, "mode"))):
+            if not single:
+                plan.problem = f"`{code(assign)}` shares its line with other statements"
+                return plan
+            plan.edits.append(Edit(line, cst.RemovalSentinel.REMOVE))
+        elif method == "train":
+            plan.problem = (f"`{code(assign)}`: `.train()` on an exported module is not supported: training mode is "
+                            "fixed at export time")
+            return plan
+        elif plan.ep_mode:
+            plan.problem = f"`{code(assign)}` rebinds the {what}, which is also saved: move the program with torch.export.passes.move_to_device_pass"
+            return plan
+        elif method in ("to", "cuda", "cpu") and not any("move_to_device_pass" in n for n in plan.notes):
+            plan.notes.append(f"`.{method}(...)` on the exported module moves its parameters; tensors created in the graph keep "
+                              "their device (use torch.export.passes.move_to_device_pass on the program if that matters)")
     in_place = b.target is None
     code_new = new_code(plan.ep_mode) + ("" if plan.ep_mode else ".module()")
     plan.edits.append(Edit(value, cst.parse_expression(code_new)))
@@ -663,6 +715,10 @@ def lowered(rule: Rule, call: cst.Call, depth: int = 0) -> bool:
                 if any(classify_use(rule, x).detail in LITE_METHODS for x in sub.uses):
                     return True
     return False
+
+
+def _is_false(node: cst.BaseExpression | None) -> bool:
+    return isinstance(node, cst.Name) and node.value == "False"
 
 
 def plan_for(rule: Rule, call: cst.Call) -> Plan:
@@ -715,11 +771,47 @@ def plan_trace(rule: Rule, call: cst.Call) -> Plan:
         return Plan(problem=why)
     plan = plan_uses(rule, call, lambda ep: _export_code(code(model), ex), "traced module")
     plan.imports = [Import("torch"), *imports]
+    if example is not None:
+        varying = _specialized_but_checked(rule, example, argument(call, None, "check_inputs"))
+        if varying:
+            return Plan(problem=varying)
     if isinstance(example, cst.Name) and is_tensor_expr(rule, example) is None:
         plan.notes.append(f"assumes `{example.value}` is one tensor (if it is a tuple of inputs, pass `{example.value}` unwrapped)")
     if argument(call, None, "check_inputs") is not None:
         plan.notes.append("`check_inputs` dropped: every dim of size >= 2 is exported dynamic (Dim.AUTO)")
     return plan
+
+
+def _elements(rule: Rule, example: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The example tensors of one set of trace inputs (a tensor or a tuple/list of them), where visible."""
+    if is_tensor_expr(rule, example):
+        return [example]
+    literal = example if isinstance(example, (cst.Tuple, cst.List)) else (
+        assigned_value(rule, example) if isinstance(example, cst.Name) else None)
+    if isinstance(literal, (cst.Tuple, cst.List)):
+        return [e.value for e in literal.elements if type(e) is cst.Element]
+    return []
+
+
+def _specialized_but_checked(rule: Rule, example: cst.BaseExpression, checks: cst.BaseExpression | None) -> str | None:
+    """Evidence from ``check_inputs``: a dim of size 0/1 in the example (export specializes it) that the
+    trace was checked at another size."""
+    if not isinstance(checks, (cst.List, cst.Tuple)):
+        return None
+    base = [tensor_shape(rule, e) for e in _elements(rule, example)]
+    for entry in checks.elements:
+        if type(entry) is not cst.Element:
+            continue
+        for i, e in enumerate(_elements(rule, entry.value)):
+            shape = tensor_shape(rule, e)
+            if i >= len(base) or shape is None or base[i] is None or shape[0] != base[i][0]:
+                continue
+            for d, (a, b) in enumerate(zip(base[i][1], shape[1])):
+                if a in (0, 1) and b is not None and b != a:
+                    return (f"input {i} has size {a} in dimension {d} in the example but {b} in `check_inputs`: "
+                            f"torch.export specializes dims of size 0/1, so the program would reject size {b}; use an "
+                            "example of size >= 2 in that dimension and run apply again")
+    return None
 
 
 def _defined_before(rule: Rule, expr: cst.BaseExpression, line: int) -> bool:

@@ -85,6 +85,8 @@ class TraceToExport(Rule):
             None,
             count=1,
         ),
+        # check_inputs vary a dim that is 1 in the example
+        Invalid("import torch\nt = torch.jit.trace(m, torch.randn(4, 1, 8), check_inputs=[(torch.randn(4, 3, 8),)])\n", None, count=1),
         # a function, not a module
         Invalid("import torch\n\n\ndef f(x):\n    return x + 1\n\n\nt = torch.jit.trace(f, torch.randn(2))\n", None, count=1),
     ]

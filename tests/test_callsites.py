@@ -141,10 +141,34 @@ def test_trace_reassigned_name_is_not_followed():
     res = _fix("""
         import torch
         t = torch.jit.trace(m, torch.randn(2, 3))
-        t = t.float()
+        t = other
         """)
     assert not res.changed
     assert any("assigned more than once" in f.message for f in res.findings if f.rule_id == "TSX301")
+
+
+def test_rebinding_to_eval_or_device_keeps_following_the_artifact():
+    new = _new(_fix("""
+        import torch
+
+        class Holder:
+            def __init__(self, path, dev):
+                self.model = torch.jit.load(path)
+                self.model = self.model.eval()
+                self.model = self.model.to(dev)
+
+            def __call__(self, x):
+                return self.model(x)
+
+        def run(path, x):
+            m = torch.jit.load(path)
+            m = m.train(False)
+            torch.jit.save(m, "copy.pt")
+            return m(x)
+        """))
+    assert "self.model = torch.export.load(path).module()\n        self.model = self.model.to(dev)\n" in new
+    assert "eval()" not in new and "train(" not in new
+    assert "m = torch.export.load(path)\n    torch.export.save(m, \"copy.pt\")\n    return m.module()(x)\n" in new
 
 
 # ----------------------------------------------------------------------------------------------
