@@ -23,6 +23,7 @@ DATA = "data"  # a Python scalar read out of a tensor: data-dependent
 STATIC = "static"  # a Python value export can trace: shapes, ints, flags, strings
 NONE = "none"  # None
 UNKNOWN = "unknown"
+MODULE = "module"  # a submodule held in a local name (`for layer in self.layers`)
 
 DEPENDENT = (TENSOR, DATA)
 
@@ -136,9 +137,28 @@ def annotation_kind(annotation: cst.Annotation | None, qualname: Callable[[cst.C
     return UNKNOWN
 
 
+def tuple_kinds(annotation: cst.Annotation, n: int, qualname: Callable[[cst.CSTNode], set[str]]) -> list[str] | None:
+    """Element kinds of a `Tuple[Tensor, Tensor]` return annotation with `n` elements."""
+    ann = annotation.annotation
+    if not isinstance(ann, cst.Subscript) or dotted(ann.value) not in ("Tuple", "tuple", "typing.Tuple"):
+        return None
+    if len(ann.slice) != n:
+        return None
+    kinds = []
+    for element in ann.slice:
+        if not isinstance(element.slice, cst.Index):
+            return None
+        kinds.append(annotation_kind(cst.Annotation(element.slice.value), qualname))
+    return kinds
+
+
 def join(a: str | None, b: str) -> str:
-    if a is None or a == b:
+    """The kind of a name assigned both kinds. TorchScript gives a variable one type (a `None` start
+    makes it Optional), so a kind this analysis could not tell does not unsettle a known one."""
+    if a is None or a == b or a == UNKNOWN:
         return b
+    if b == UNKNOWN:
+        return a
     if {a, b} == {TENSOR, NONE} or {a, b} == {OPTIONAL, NONE} or {a, b} == {TENSOR, OPTIONAL}:
         return OPTIONAL
     return UNKNOWN
@@ -215,6 +235,7 @@ class Analyzer:
         self.qualname = qualname
         self.module = module
         self._returns: dict[str, str] = {}
+        self._unpacking: set[str] = set()
 
     # -- scopes ---------------------------------------------------------------------------------
     def scope(self, func: cst.FunctionDef, parent: Scope | None, is_method: bool) -> Scope:
@@ -260,6 +281,9 @@ class Analyzer:
             elif isinstance(node, cst.AugAssign):
                 value = cst.BinaryOperation(node.target, cst.Add(), node.value)
                 assignments.append(([n.value for n in assigned_names(node.target)], value, False, None))
+            elif isinstance(node, cst.For) and isinstance(node.target, cst.Name) and \
+                    self_attr(node.iter, self_name) in self.module.submodules:
+                assignments.append(([node.target.value], None, False, MODULE))  # for layer in self.layers
             elif isinstance(node, (cst.For, cst.With)):
                 assignments.append(([n.value for n in small_targets(node)], None, True, None))
             elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
@@ -276,12 +300,8 @@ class Analyzer:
                     elif value is None:
                         kind = UNKNOWN
                     elif unpack:
-                        if isinstance(value, cst.Tuple) and len(value.elements) == len(names):
-                            kind = self.kind(value.elements[names.index(n)].value, scope)
-                        elif isinstance(value, cst.Call) and self._splits(value) and self.kind(value, scope) == TENSOR:
-                            kind = TENSOR
-                        else:
-                            kind = UNKNOWN
+                        parts = self.unpacked(value, len(names), scope)
+                        kind = parts[names.index(n)] if parts else UNKNOWN
                     else:
                         kind = self.kind(value, scope)
                     if n in params and computed.get(n) in (STATIC, UNKNOWN):
@@ -293,6 +313,33 @@ class Analyzer:
             if kinds == previous:
                 break
         return scope
+
+    def unpacked(self, value: cst.BaseExpression, n: int, scope: Scope) -> list[str] | None:
+        """Kinds of the `n` names that `a, b = value` binds (None: cannot tell)."""
+        if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == n:
+            if any(isinstance(e, cst.StarredElement) for e in value.elements):
+                return None
+            return [self.kind(e.value, scope) for e in value.elements]
+        if isinstance(value, cst.Call) and self._splits(value) and self.kind(value, scope) == TENSOR:
+            return [TENSOR] * n
+        if isinstance(value, cst.Call):
+            attr = self_attr(value.func, scope.self_name)
+            if attr in self.module.methods:
+                func = self.module.methods[attr]
+                if func.returns is not None:
+                    return tuple_kinds(func.returns, n, self.qualname)
+                if attr in self._unpacking:  # recursion
+                    return None
+                self._unpacking.add(attr)
+                try:
+                    inner = self.scope(func, None, True)
+                    found = [self.unpacked(r.value, n, inner) for r in walk_statements(func.body)
+                             if isinstance(r, cst.Return) and r.value is not None]
+                finally:
+                    self._unpacking.discard(attr)
+                if found and all(f == found[0] for f in found):
+                    return found[0]
+        return None
 
     @staticmethod
     def _splits(call: cst.Call) -> bool:
@@ -385,6 +432,8 @@ class Analyzer:
     def _call_kind(self, node: cst.Call, scope: Scope) -> str:
         func = node.func
         args = [a.value for a in node.args]
+        if isinstance(func, cst.Name) and scope.lookup(func.value) == MODULE:
+            return TENSOR
         if isinstance(func, cst.Name) and scope.lookup(func.value) is None:
             name = func.value
             if name in ("int", "float", "bool", "complex"):

@@ -344,8 +344,8 @@ class DataDependentBranch(Rule):
             if len(arities) > 1:
                 raise _Unfit("the branches return different structures; torch.cond needs the same structure in both")
         else:
-            t_stmts = true_body + [self._return_outputs(outputs, true_body, site, region)]
-            f_stmts = false_body + [self._return_outputs(outputs, false_body, site, region)]
+            t_stmts = _without_pass(true_body) + [self._return_outputs(outputs, true_body, site, region)]
+            f_stmts = _without_pass(false_body) + [self._return_outputs(outputs, false_body, site, region)]
         if swapped:
             t_stmts, f_stmts = f_stmts, t_stmts
             t_header, f_header = (stmt.orelse.body.header if isinstance(stmt.orelse, cst.Else) else None), stmt.body.header
@@ -516,6 +516,10 @@ class DataDependentBranch(Rule):
                 return replace.get(id(original), updated)
 
         return [s.visit(_T()) for s in body]
+
+
+def _without_pass(stmts: list) -> list:
+    return [s for s in stmts if not (isinstance(s, cst.SimpleStatementLine) and all(isinstance(b, cst.Pass) for b in s.body))]
 
 
 def _pos(p) -> tuple[int, int]:
