@@ -67,7 +67,7 @@ def bare_run(pt: Path, pt2: Path, sets_by_method, device: torch.device) -> float
 
     t0 = time.perf_counter()
     sm = torch.jit.load(str(pt), map_location=device)
-    programs = load_pt2(str(pt2)).exported_programs
+    programs = {("forward" if k == "model" else k): ep for k, ep in load_pt2(str(pt2)).exported_programs.items()}
     with torch.inference_mode():
         for method, sets in sets_by_method.items():
             ep = programs[method]

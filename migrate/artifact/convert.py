@@ -97,22 +97,32 @@ class _Converter:
 
 
 class _CallScript(torch.nn.Module):
-    """Calls a ScriptModule method; its parameters/buffers are re-registered here so torch.export
-    lifts them as real parameters, and are written into the ScriptModule before each call."""
+    """Calls a ScriptModule method. The ScriptModule's parameters and buffers are registered here
+    under the same names (so torch.export lifts them as real parameters and the program's
+    state_dict keys match the TorchScript ones) and written into the ScriptModule before each call."""
 
     def __init__(self, sm: torch.jit.ScriptModule, method: str) -> None:
         super().__init__()
         object.__setattr__(self, "_sm", sm)
-        self._method = method
-        self._slots: list[tuple[str, str]] = []
+        object.__setattr__(self, "_method", method)
+        object.__setattr__(self, "_slots", [])
         for name, p in sm.named_parameters():
-            key = name.replace(".", "__")
-            self.register_parameter(key, torch.nn.Parameter(p.detach(), requires_grad=False))
-            self._slots.append((name, key))
+            owner, leaf = self._holder(name)
+            owner.register_parameter(leaf, torch.nn.Parameter(p.detach(), requires_grad=False))
+            self._slots.append(name)
         for name, b in sm.named_buffers():
-            key = name.replace(".", "__")
-            self.register_buffer(key, b)
-            self._slots.append((name, key))
+            owner, leaf = self._holder(name)
+            owner.register_buffer(leaf, b)
+            self._slots.append(name)
+
+    def _holder(self, name: str) -> tuple[torch.nn.Module, str]:
+        *path, leaf = name.split(".")
+        mod: torch.nn.Module = self
+        for part in path:
+            if part not in mod._modules:
+                mod.add_module(part, torch.nn.Module())
+            mod = mod._modules[part]
+        return mod, leaf
 
     def _set(self, name: str, value: torch.Tensor) -> None:
         *path, leaf = name.split(".")
@@ -122,13 +132,14 @@ class _CallScript(torch.nn.Module):
         owner._c.setattr(leaf, value)
 
     def forward(self, *args: Any) -> Any:
-        for name, key in self._slots:
-            self._set(name, getattr(self, key))
+        self.restore()
         return getattr(self._sm, self._method)(*args)
 
     def restore(self) -> None:
-        for name, key in self._slots:
-            self._set(name, getattr(self, key))
+        state = dict(self.named_parameters())
+        state.update(self.named_buffers())
+        for name in self._slots:
+            self._set(name, state[name])
 
 
 def _export_interpreter(sm: torch.jit.ScriptModule, method: str, args: tuple[Any, ...], dynamic_shapes: Any) -> Any:
