@@ -743,8 +743,20 @@ def _export_code(model: str, ex: ExportArgs) -> str:
     return f"torch.export.export({model}, {ex.args}{kwargs}, dynamic_shapes={ex.shapes})"
 
 
-def _model_problem(rule: Rule, model: cst.BaseExpression, verb: str) -> str | None:
-    if is_function(rule, model):
+FUNCTION_HELPER = '''class FunctionAsModule(torch.nn.Module):
+    """A function as `forward`, so that torch.export can export it (added by ts2export)."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args):
+        return self.fn(*args)
+'''
+
+
+def _model_problem(rule: Rule, model: cst.BaseExpression, verb: str, functions: bool = False) -> str | None:
+    if is_function(rule, model) and not functions:
         return (f"`{code(model)}` is a function: torch.export.export wants an nn.Module; wrap it "
                 f"(`class {code(model).title().replace('_', '')}(torch.nn.Module): def forward(self, *a): return {code(model)}(*a)`) and {verb} the module")
     layers = recurrent_layers(rule, model_class(rule, model))
@@ -762,14 +774,19 @@ def plan_trace(rule: Rule, call: cst.Call) -> Plan:
     kw = argument(call, None, "example_kwarg_inputs")
     if model is None:
         return Plan(problem="`torch.jit.trace` without a module")
-    problem = _model_problem(rule, model, "trace")
+    problem = _model_problem(rule, model, "trace", functions=True)
     if problem:
         return Plan(problem=problem)
     dim, imports = dim_name(rule, call)
     ex, why = export_args(rule, example, kw, dim, lowered(rule, call))
     if ex is None:
         return Plan(problem=why)
-    plan = plan_uses(rule, call, lambda ep: _export_code(code(model), ex), "traced module")
+    if is_function(rule, model):
+        plan = _plan_function(rule, call, model, ex)
+    else:
+        plan = plan_uses(rule, call, lambda ep: _export_code(code(model), ex), "traced module")
+    if plan.problem:
+        return plan
     plan.imports = [Import("torch"), *imports]
     if example is not None:
         varying = _specialized_but_checked(rule, example, argument(call, None, "check_inputs"))
@@ -779,6 +796,30 @@ def plan_trace(rule: Rule, call: cst.Call) -> Plan:
         plan.notes.append(f"assumes `{example.value}` is one tensor (if it is a tuple of inputs, pass `{example.value}` unwrapped)")
     if argument(call, None, "check_inputs") is not None:
         plan.notes.append("`check_inputs` dropped: every dim of size >= 2 is exported dynamic (Dim.AUTO)")
+    return plan
+
+
+def _plan_function(rule: Rule, call: cst.Call, fn: cst.BaseExpression, ex: ExportArgs) -> Plan:
+    """A traced plain function: export it through a small ``FunctionAsModule`` wrapper defined just
+    before the statement (torch.export.export wants an nn.Module)."""
+    if ex.kwargs:
+        return Plan(problem=f"`{code(fn)}` is a function traced with keyword inputs: wrap it in an nn.Module by hand")
+    plan = plan_uses(rule, call, lambda ep: f"torch.export.export(FunctionAsModule({code(fn)}), {ex.args}, "
+                                            f"dynamic_shapes=({ex.shapes},))", "traced function")
+    if plan.problem:
+        return plan
+    first = plan.edits[0]
+    assign = rule.parent(first.node)
+    line = rule.parent(assign) if assign is not None else None
+    if not (isinstance(assign, cst.Assign) and assign.value is first.node and isinstance(line, cst.SimpleStatementLine)
+            and len(line.body) == 1):
+        return Plan(problem=f"`{code(fn)}` is a function: bind its trace to a name in a statement of its own, or wrap it "
+                            "in an nn.Module by hand")
+    helper = cst.parse_statement(FUNCTION_HELPER).with_changes(leading_lines=line.leading_lines)
+    blank = [cst.EmptyLine(indent=False)] * (2 if isinstance(rule.parent(line), cst.Module) else 1)
+    new_line = line.with_changes(body=[assign.with_changes(value=first.replacement)], leading_lines=blank)
+    plan.edits[0] = Edit(line, cst.FlattenSentinel([helper, new_line]))
+    plan.notes.append(f"`{code(fn)}` is a function: exported through a `FunctionAsModule` wrapper defined before the statement")
     return plan
 
 

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ts2export.rule import Applicability, Invalid, Rule, Valid
-from ts2export.rules._callsite_util import TRACE, in_init, plan_trace
+from ts2export.rules._callsite_util import FUNCTION_HELPER, TRACE, in_init, plan_trace
 
 
 class TraceToExport(Rule):
@@ -13,6 +13,8 @@ class TraceToExport(Rule):
     `.module()` is bound; where it is also saved or lowered, the name keeps the `ExportedProgram`
     and calls become `traced.module()(x)`. `traced.eval()` is dropped. `example_kwarg_inputs`
     become `kwargs=`; `strict`, `check_trace`, `check_inputs` and `check_tolerance` are dropped.
+    A traced plain function (a `def` of this file) is exported through a small `FunctionAsModule`
+    wrapper that the fix defines just before the statement.
 
     ## Why
     `torch.jit.trace` is deprecated. A trace is shape-generic (a model traced at batch 2 runs at
@@ -34,8 +36,8 @@ class TraceToExport(Rule):
     Unsafe. The exported module runs in the training mode the model had at export time (`.eval()`
     on it raises, so it is dropped); dims the model constrains are specialized (export says which);
     dims of size 1 in the example are specialized. The rule does not fix, and reports instead:
-    an example whose batch dim is 0/1, a model class (in this file) with `nn.GRU`/`LSTM`/`RNN`
-    (export specializes their sequence length), a traced plain function, an example whose
+    an example whose batch dim is 0/1 (or a size-1 dim that `check_inputs` vary), a model class (in this file) with `nn.GRU`/`LSTM`/`RNN`
+    (export specializes their sequence length), an example whose
     structure or rank it cannot see, and results used in ways it cannot follow (bound twice,
     methods other than `forward` called on them).
     """
@@ -87,8 +89,14 @@ class TraceToExport(Rule):
         ),
         # check_inputs vary a dim that is 1 in the example
         Invalid("import torch\nt = torch.jit.trace(m, torch.randn(4, 1, 8), check_inputs=[(torch.randn(4, 3, 8),)])\n", None, count=1),
-        # a function, not a module
-        Invalid("import torch\n\n\ndef f(x):\n    return x + 1\n\n\nt = torch.jit.trace(f, torch.randn(2))\n", None, count=1),
+        # a function, not a module: exported through a small wrapper module
+        Invalid(
+            "import torch\n\n\ndef f(x):\n    return x + 1\n\n\nt = torch.jit.trace(f, torch.randn(2))\n",
+            "import torch\nfrom torch.export import Dim\n\n\ndef f(x):\n    return x + 1\n\n\n"
+            + FUNCTION_HELPER
+            + "\n\nt = torch.export.export(FunctionAsModule(f), (torch.randn(2),), dynamic_shapes=(({0: Dim.AUTO},),)).module()\n",
+            unsafe=True,
+        ),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
