@@ -4,7 +4,7 @@ from ts2export.rule import Applicability, Edit, Import, Invalid, Rule, Valid, ar
 from ts2export.rules._callsite_util import LITE_LOAD, binding, classify_use, code, pte_path, record, writers
 
 
-class LiteLoadToExecuTorchRuntime(Rule):
+class LiteLoadToExecutorchRuntime(Rule):
     """
     ## What it does
     Rewrites `_load_for_lite_interpreter(path)` (from `torch.jit.mobile`) to

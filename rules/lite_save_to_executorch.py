@@ -10,7 +10,7 @@ _ET = [
 ]
 
 
-class LiteSaveToExecuTorch(Rule):
+class LiteSaveToExecutorch(Rule):
     """
     ## What it does
     Rewrites `m._save_for_lite_interpreter(path)` to an ExecuTorch program lowered with XNNPACK:
