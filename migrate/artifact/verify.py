@@ -200,13 +200,22 @@ class VerifyReport:
 # ---- inputs -----------------------------------------------------------------------------------------------
 
 
-def generated_sets(sig: Signature, count: int, seed: int, cap: int = DEFAULT_DIM_CAP) -> list[InputSet]:
+def generated_sets(
+    sig: Signature, count: int, seed: int, cap: int = DEFAULT_DIM_CAP, in_spec: Any = None
+) -> list[InputSet]:
+    """Generated input sets; `in_spec` (a program's (args, kwargs) TreeSpec) rebuilds nested or
+    keyword inputs from the flat tensors, else they are positional."""
     gen = torch.Generator().manual_seed(seed)
     out = []
     for i, (label, sizes) in enumerate(sig.sample_sizes(count, cap=cap, seed=seed)):
         size_txt = ",".join(f"{k}={v}" for k, v in sizes.items())
         name = f"gen{i}:{label}" + (f"({size_txt})" if size_txt else "")
-        out.append((name, tuple(sig.make(sizes, gen)), {}))
+        flat = sig.make(sizes, gen)
+        if in_spec is not None and in_spec.num_leaves == len(flat):
+            args, kwargs = pytree.tree_unflatten(flat, in_spec)
+            out.append((name, tuple(args), dict(kwargs)))
+        else:
+            out.append((name, tuple(flat), {}))
     return out
 
 
@@ -239,7 +248,7 @@ def input_sets_for(
         if program.example_inputs is not None:
             args, kwargs = program.example_inputs
             sets.append(("example", tuple(args), dict(kwargs)))
-        sets.extend(generated_sets(prog_sig, samples, seed))
+        sets.extend(generated_sets(prog_sig, samples, seed, in_spec=program.call_spec.in_spec))
     if prog_sig is not None:
         for name, args, kwargs in sets:
             flat = pytree.tree_leaves((args, kwargs))

@@ -255,3 +255,18 @@ def test_corpus_models_with_an_altered_weight_fail(artifacts, cli, tmp_path, nam
     code, out, err = cli("verify", artifacts.torchscript(name), altered, "--method", "forward")
     assert code == 1, out + err
     assert "MISMATCH" in out and out.strip().splitlines()[-1].startswith("FAIL:")
+
+
+def test_generated_inputs_follow_the_program_input_structure(tmp_path):
+    from ts2export.artifact.verify import input_sets_for
+
+    class KwModel(torch.nn.Module):
+        def forward(self, x, *, scale):
+            return x * scale
+
+    ep = torch.export.export(KwModel(), (torch.randn(3),), {"scale": torch.randn(3)})
+    sets = input_sets_for("forward", ep, {}, (), None, 2, 0)
+    assert [name for name, _, _ in sets] == ["example", "gen0:static", "gen1:static"]
+    for _, args, kwargs in sets:
+        assert len(args) == 1 and set(kwargs) == {"scale"}
+        ep.module()(*args, **kwargs)
