@@ -882,7 +882,8 @@ def _defined_before(rule: Rule, expr: cst.BaseExpression, line: int) -> bool:
 
 
 def script_inputs(rule: Rule, call: cst.Call, model: cst.BaseExpression) -> tuple[cst.BaseExpression | None, str]:
-    """Example inputs of a scripted module: hint comment, config entry, or first call in scope."""
+    """Example inputs of a scripted module: hint comment, config entry, first call in scope, a trace of
+    the same module in scope, or a tensor bound to a conventional example name (``EXAMPLE_NAMES``)."""
     value = value_expr(rule, call)
     parent = rule.parent(value)
     names = [code(model)]
@@ -905,8 +906,62 @@ def script_inputs(rule: Rule, call: cst.Call, model: cst.BaseExpression) -> tupl
         if c.args and all(_defined_before(rule, a.value, line) for a in c.args):
             elements = [cst.Element(a.value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for a in c.args]
             elements[-1] = elements[-1].with_changes(comma=cst.Comma() if len(elements) == 1 else cst.MaybeSentinel.DEFAULT)
-            return cst.Tuple(elements), "call"
+            return cst.Tuple(elements), "first call"
+    traced = _trace_example(rule, call, model, line)
+    if traced is not None:
+        return traced, "trace of the same module"
+    named = _named_example(rule, call, line)
+    if named is not None:
+        return named, f"`{named.value}` in scope"
     return None, ""
+
+
+#: Names that programs give their example inputs; a tensor (or tuple) bound to one of them before the
+#: script call, in the same scope, is taken as the example.
+EXAMPLE_NAMES = ("example_inputs", "example_input", "example", "dummy_inputs", "dummy_input", "sample_inputs", "sample_input")
+
+
+def _trace_example(rule: Rule, call: cst.Call, model: cst.BaseExpression, line: int) -> cst.BaseExpression | None:
+    """The example of a ``torch.jit.trace`` of the same module in the same function (or module body)."""
+    body = enclosing(rule, call, (cst.FunctionDef,)) or _module_of(rule, call)
+    found: list[cst.BaseExpression] = []
+    model_code = code(model)
+
+    class _V(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if node is not call and rule.matches(node.func, TRACE):
+                m, ex = argument(node, 0, "func"), argument(node, 1, "example_inputs")
+                if m is not None and ex is not None and code(m) == model_code:
+                    found.append(ex)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is body
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+    body.visit(_V())
+    for ex in found:
+        if _defined_before(rule, ex, line):
+            return ex
+    return None
+
+
+def _named_example(rule: Rule, call: cst.Call, line: int) -> cst.Name | None:
+    scope = rule.get_metadata(ScopeProvider, call, None)
+    if scope is None:
+        return None
+    for name in EXAMPLE_NAMES:
+        assignments = [a for a in scope.assignments[name]] if name in scope.assignments else []
+        if len(assignments) != 1 or not isinstance(getattr(assignments[0], "node", None), cst.Name):
+            continue
+        target = assignments[0].node
+        value = assigned_value(rule, target)
+        if value is None or rule.position(value).start.line >= line:
+            continue
+        if is_tensor_expr(rule, target) is not None:
+            return target
+    return None
 
 
 def plan_script(rule: Rule, call: cst.Call) -> Plan:
@@ -930,7 +985,7 @@ def plan_script(rule: Rule, call: cst.Call) -> Plan:
         return Plan(problem=f"example inputs from the {source}: {why}")
     plan = plan_uses(rule, call, lambda ep: _export_code(code(model), ex), "scripted module")
     plan.imports = [Import("torch"), *imports]
-    plan.notes.insert(0, f"example inputs from the {'hint' if source == 'hint' else 'first call'}: `{ex.args}`")
+    plan.notes.insert(0, f"example inputs from the {source}: `{ex.args}`")
     return plan
 
 

@@ -11,9 +11,11 @@ class ScriptModuleToExport(Rule):
     `torch.export.export(model, inputs, dynamic_shapes=...)` when the program shows example
     inputs: a hint comment `# ts2export: inputs=(torch.randn(2, 8),)` on the line or the line
     above, an entry `"path/to/file.py::scripted" = "(torch.randn(2, 8),)"` under
-    `[tool.ts2export.inputs]` in pyproject.toml (the key may also name the scripted module), or the
+    `[tool.ts2export.inputs]` in pyproject.toml (the key may also name the scripted module), the
     first call of the scripted object in the same scope whose arguments are bound before the script
-    call. Uses are followed as for `torch.jit.trace` (TSX301). Where nothing shows the inputs, it
+    call, the example of a `torch.jit.trace` of the same module in the same function, or a tensor
+    bound before the call to a conventional name (`example_input(s)`, `example`, `dummy_input(s)`,
+    `sample_input(s)`). Uses are followed as for `torch.jit.trace` (TSX301). Where nothing shows the inputs, it
     reports the exact hint to add.
 
     ## Why

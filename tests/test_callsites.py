@@ -242,3 +242,21 @@ def test_executorch_needs_bounded_dims(tmp_path):
         """)
     assert "auto rejects-7" in out
     assert "bounded runs-at-7 (7, 4)" in out
+
+
+def test_script_inputs_from_a_trace_of_the_same_module_or_a_named_example():
+    new = _new(_fix("""
+        import torch
+
+        def both(model, x):
+            traced = torch.jit.trace(model, x)
+            scripted = torch.jit.script(model)
+            return traced(x), scripted(x)
+
+        def named(model):
+            dummy_input = torch.randn(3, 7)
+            scripted = torch.jit.script(model)
+            return scripted
+        """, select=("TSX302",)))
+    assert "scripted = torch.export.export(model, (x,), dynamic_shapes=({i: Dim.AUTO for i in range(x.dim())},)).module()" in new
+    assert "scripted = torch.export.export(model, (dummy_input,), dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO},)).module()" in new
