@@ -96,6 +96,41 @@ class _Converter:
         return Conv(sm, args).convert()
 
 
+_SHIM_SOURCE = """import torch
+from typing import Any, Dict, List, Optional, Tuple
+from torch import Tensor
+
+
+class MethodShim(torch.nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, {params}):
+        return self.inner.{method}({call})
+"""
+
+
+def _method_as_forward(sm: torch.jit.ScriptModule, method: str, given: int) -> torch.jit.ScriptModule:
+    """A scripted module whose forward calls `sm.<method>` with the first `given` arguments (the
+    rest keep their defaults), so TS2EPConverter (forward only) can convert an exported method.
+    Its state_dict keys carry the prefix `inner.`."""
+    import importlib.util
+    import tempfile
+    from pathlib import Path
+
+    args = _schema_args(sm, method)[:given]
+    params = [f"{a.name}: {a.type}" for a in args]
+    source = _SHIM_SOURCE.format(params=", ".join(params), method=method, call=", ".join(a.name for a in args))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"ts2export_shim_{method}.py"
+        path.write_text(source, encoding="utf-8")
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return torch.jit.script(module.MethodShim(sm))
+
+
 class _CallScript(torch.nn.Module):
     """Calls a ScriptModule method. The ScriptModule's parameters and buffers are registered here
     under the same names (so torch.export lifts them as real parameters and the program's
@@ -248,7 +283,12 @@ def convert_method(
     strategies = []
     if method == "forward":
         strategies.append(("TS2EPConverter", lambda: _Converter.run(sm, args, dynamic_shapes)))
-    strategies.append(("interpreter", lambda: _export_interpreter(sm, method, args, dynamic_shapes)))
+        strategies.append(("interpreter", lambda: _export_interpreter(sm, method, args, dynamic_shapes)))
+    else:  # the interpreter keeps the TorchScript state_dict names; the converter needs a shim
+        strategies.append(("interpreter", lambda: _export_interpreter(sm, method, args, dynamic_shapes)))
+        strategies.append(
+            ("TS2EPConverter", lambda: _Converter.run(_method_as_forward(sm, method, len(args)), args, dynamic_shapes))
+        )
     for name, fn in strategies:
         try:
             # torch prints the partial graph of a failed export to stderr; keep the one-line contract

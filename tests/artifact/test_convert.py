@@ -206,3 +206,29 @@ def test_unloadable_optimized_artifact_gets_a_hint(tmp_path, cli):
     code, _, err = cli("convert", path, "-o", tmp_path / "x.pt2", "-i", "float32[2,3,16,16]")
     assert code == 2
     assert "cannot load TorchScript" in err and "convert the artifact saved before freezing" in err
+
+
+class GatedMethod(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.lin(x)
+
+    @torch.jit.export
+    def gate(self, x: torch.Tensor, k: int = 2) -> torch.Tensor:
+        if x.sum() > 0:
+            return self.lin(x) * k
+        return x - 1
+
+
+def test_exported_method_with_a_tensor_branch_goes_through_the_converter(tmp_path, cli):
+    old = save_torchscript(GatedMethod().eval(), None, "script", tmp_path / "g.pt")
+    code, out, err = cli("convert", old, "-o", tmp_path / "g.pt2", "-m", "gate", "-i", "gate:float32[B=2..8,4]")
+    assert code == 0, err
+    assert "gate: converted with TS2EPConverter" in out
+    ep = load_pt2(tmp_path / "g.pt2")[0]["gate"]
+    assert any(n.target is torch.ops.higher_order.cond for n in ep.graph.nodes)
+    code, out, err = cli("verify", old, tmp_path / "g.pt2", "--samples", "6")
+    assert code == 0, out + err
