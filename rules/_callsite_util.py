@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable
 
 import libcst as cst
 from libcst.metadata import ScopeProvider
@@ -504,10 +504,6 @@ def export_args(rule: Rule, example: cst.BaseExpression | None, kw: cst.BaseExpr
             return None, why
         shapes.append(spec)
     return ExportArgs(args_code, None, "(" + ", ".join(shapes) + ("," if len(shapes) == 1 else "") + ")"), None
-
-
-def shape_known(rule: Rule, expr: cst.BaseExpression) -> bool:
-    return tensor_shape(rule, expr) is not None
 
 
 # ------------------------------------------------------------------------------------------------
