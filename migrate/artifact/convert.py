@@ -1,17 +1,18 @@
 """TorchScript (.pt) -> ExportedProgram(s) in one .pt2.
 
-Strategies, tried in order for each method:
+Two strategies per method (``torch.jit.fork``/``wait`` are inlined first):
 
-1. ``TS2EPConverter`` (forward only): translates the TorchScript graph node by node; turns a scripted
-   ``if`` on a tensor into ``torch.cond``. Its retrace step is given the user's dynamic dims instead of
-   making every dim dynamic.
-2. ``interpreter``: ``torch.export.export`` (non-strict) of a small nn.Module that calls the loaded
-   ScriptModule. The TorchScript interpreter runs on fake tensors and every aten op it dispatches is
-   recorded. This handles loops (unrolled for the given sizes), ``Optional`` inputs, ``fork`` and
-   script-class attributes, but not branches on tensor values.
+* ``TS2EPConverter``: translates the TorchScript graph node by node; turns a scripted ``if`` on a
+  tensor into ``torch.cond``. Its retrace step is given the user's dynamic dims instead of making
+  every dim dynamic. It converts forward only; other methods reach it through a scripted shim.
+* ``interpreter``: ``torch.export.export`` (non-strict) of a small nn.Module that calls the loaded
+  ScriptModule. The TorchScript interpreter runs on fake tensors and every aten op it dispatches is
+  recorded. This handles loops (unrolled for the given sizes), ``Optional`` inputs and script-class
+  attributes, but not branches on tensor values.
 
-A result is kept only if it reproduces the TorchScript outputs on the example inputs; otherwise the
-next strategy is tried. When none works the error names the TorchScript node kind.
+forward tries the converter first, other methods the interpreter first. A result is kept only if it
+reproduces the TorchScript outputs on the example inputs; otherwise the next strategy is tried. When
+none works the error names the TorchScript node kind and the way out.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import torch
-
 import torch.utils._pytree as pytree
 
 from ts2export.artifact.compare import compare_outputs, normalize
@@ -73,7 +73,9 @@ def _schema_text(sm: torch.jit.ScriptModule, method: str) -> str:
 
 
 class _Converter:
-    """TS2EPConverter with the retrace step given our dynamic_shapes."""
+    """TS2EPConverter with the retrace step given our dynamic_shapes. The converter hard-codes
+    Dim.AUTO for every dim in its call to torch.export._trace._export; that call is redirected for
+    the duration of the retrace (process-global, so conversions must not run concurrently)."""
 
     @staticmethod
     def run(sm: torch.jit.ScriptModule, args: tuple[Any, ...], dynamic_shapes: Any) -> Any:
