@@ -4,6 +4,7 @@ from ts2export.rule import Applicability, Edit, Invalid, Rule, Valid
 
 from ts2export.rules._catalog_types_util import decorator_target
 
+_TYPING_OVERLOAD = ("typing.overload", "typing_extensions.overload")
 _OVERLOADS = ("torch.jit._overload", "torch.jit._overload_method", "torch._jit_internal._overload",
               "torch._jit_internal._overload_method")
 
@@ -12,7 +13,9 @@ class JitOverloadStubs(Rule):
     """
     ## What it does
     Deletes the stubs decorated with `@torch.jit._overload` / `@torch.jit._overload_method`
-    (with their `# type:` comments) and keeps the implementation that follows them.
+    (with their `# type:` comments) and keeps the implementation that follows them. A stub that is
+    also a `@typing.overload` stub keeps serving type checkers: only the TorchScript decorator
+    goes.
 
     ## Why
     TorchScript has no `Union` dispatch, so a function taking `int` or `Tensor` was declared as
@@ -73,6 +76,15 @@ class JitOverloadStubs(Rule):
             unsafe=True,
         ),
         Invalid(
+            "import torch\nfrom typing import overload\n\n\nclass M(torch.nn.Module):\n    @overload\n"
+            "    @torch.jit._overload_method\n    def forward(self, x: int) -> int:\n        pass\n\n"
+            "    def forward(self, x):\n        return x\n",
+            "import torch\nfrom typing import overload\n\n\nclass M(torch.nn.Module):\n    @overload\n"
+            "    def forward(self, x: int) -> int:\n        pass\n\n"
+            "    def forward(self, x):\n        return x\n",
+            unsafe=True,
+        ),
+        Invalid(
             "import torch\n\n\n@torch.jit._overload\ndef lonely(x):  # type: (int) -> int\n    pass\n",
             None,
             count=1,
@@ -105,10 +117,26 @@ class JitOverloadStubs(Rule):
                 applicability=Applicability.NONE,
             )
             return
+        if self._typed(node):
+            # Also a `typing.overload` stub: it still serves type checkers; only the TorchScript
+            # decorator goes.
+            self.report(
+                decorator,
+                f"`@torch.jit.{short}` on a `typing.overload` stub of `{node.name.value}` only declared the "
+                "overload to TorchScript; remove the decorator once nothing scripts the code (the "
+                "`@overload` stays for type checkers)",
+                replacement=cst.RemovalSentinel.REMOVE,
+            )
+            return
         stubs = body[first:last + 1]
-        kept_comments = [line for line in impl.leading_lines if line.comment is not None]
-        edits = [Edit(s, cst.RemovalSentinel.REMOVE) for s in stubs]
-        edits.append(Edit(impl, impl.with_changes(leading_lines=[*stubs[0].leading_lines, *kept_comments])))
+        if any(self._typed(stub) for stub in stubs):
+            # Mixed group: delete only this stub; the typed ones stay where they are.
+            edits = [Edit(node, cst.RemovalSentinel.REMOVE)]
+        else:
+            # Delete the whole group; the implementation takes the first stub's blank lines.
+            kept_comments = [line for line in impl.leading_lines if line.comment is not None]
+            edits = [Edit(stub, cst.RemovalSentinel.REMOVE) for stub in stubs]
+            edits.append(Edit(impl, impl.with_changes(leading_lines=[*stubs[0].leading_lines, *kept_comments])))
         self.report(
             decorator,
             f"`@torch.jit.{short}` stub of `{node.name.value}` is dead in eager Python (the implementation that "
@@ -122,3 +150,7 @@ class JitOverloadStubs(Rule):
             and stmt.name.value == name
             and any(self.matches(decorator_target(d), *_OVERLOADS) for d in stmt.decorators)
         )
+
+    def _typed(self, stmt: cst.FunctionDef) -> bool:
+        """Whether the stub is also a `typing.overload` stub."""
+        return any(self.matches(decorator_target(d), *_TYPING_OVERLOAD) for d in stmt.decorators)
