@@ -31,6 +31,10 @@ class JitIgnoreUnusedDecorator(Rule):
     Safe: in eager mode both decorators return the function unchanged (they only set an attribute
     that the TorchScript compiler reads). Code that `torch.export` traces through such a method now
     runs it for real; if it held Python-only code that TorchScript skipped, export says so.
+    One caveat: while some code still calls `torch.jit.script` on the class (call sites are unsafe
+    fixes, so a safe-only `apply` keeps them), TorchScript now compiles the method and fails loudly
+    at script time if it holds Python-only code. Migrate the call sites in the same change
+    (`apply --unsafe-fixes`) or keep the decorator with `# ts2export: ignore[TSX101]`.
     """
 
     id = "TSX101"
