@@ -531,6 +531,26 @@ def model_class(rule: Rule, model: cst.BaseExpression) -> cst.ClassDef | None:
     return None
 
 
+def exported_methods(rule: Rule, cls: cst.ClassDef | None) -> list[str]:
+    """Methods of the class marked `@torch.jit.export` that the class itself never calls: the extra
+    entry points of its scripted artifact."""
+    if cls is None:
+        return []
+    marked = []
+    for stmt in cls.body.body:
+        if isinstance(stmt, cst.FunctionDef) and any(rule.matches(d.decorator, "torch.jit.export") for d in stmt.decorators):
+            marked.append(stmt.name.value)
+    called: set[str] = set()
+
+    class _V(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if isinstance(node.value, cst.Name) and node.value.value == "self":
+                called.add(node.attr.value)
+
+    cls.body.visit(_V())
+    return [m for m in marked if m not in called]
+
+
 def is_function(rule: Rule, model: cst.BaseExpression) -> bool:
     return isinstance(model, cst.Name) and isinstance(definition(rule, model), cst.FunctionDef)
 
@@ -612,6 +632,7 @@ class Plan:
     ep_mode: bool = False  # the name holds the ExportedProgram (it is saved/lowered), calls go through .module()
     notes: list[str] = field(default_factory=list)
     problem: str | None = None
+    methods: list[str] = field(default_factory=list)  # entry points besides forward that the reader calls
 
 
 def value_expr(rule: Rule, call: cst.Call) -> cst.BaseExpression:
@@ -651,6 +672,9 @@ def plan_uses(rule: Rule, call: cst.Call, new_code: Callable[[bool], str], what:
                 plan.problem = why + f" (line {rule.position(u.node).start.line})"
                 return plan
     plan.ep_mode = any(u.kind == "ep" for u in uses)
+    if any(u.kind == "value" and isinstance(rule.parent(u.node), cst.Return) for u in uses):
+        plan.notes.append("it is returned: callers that call `.eval()`/`.train()` on it get NotImplementedError "
+                          "(drop those calls; TSX30x follow it within one file only)")
     for assign, method in b.rebinds:
         line = rule.parent(assign)
         single = isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1
@@ -980,6 +1004,15 @@ def plan_script(rule: Rule, call: cst.Call) -> Plan:
     if ex is None:
         return Plan(problem=f"example inputs from the {source}: {why}")
     plan = plan_uses(rule, call, lambda ep: _export_code(code(model), ex), "scripted module")
+    if plan.problem:
+        return plan
+    entry = exported_methods(rule, model_class(rule, model))
+    if entry and plan.ep_mode:
+        return Plan(problem=(
+            f"the saved artifact offered the `@torch.jit.export` method(s) {', '.join(f'`{m}`' for m in entry)} besides "
+            "forward; one exported program has forward only: export each method with its own inputs (e.g. through "
+            "`torch.jit.trace_module(model, {\"forward\": x, \"" + entry[0] + "\": y})`, which TSX308 rewrites to one "
+            "program per method in a pt2 archive) or confirm no reader calls them and remove the decorator"))
     plan.imports = [Import("torch"), *imports]
     plan.notes.insert(0, f"example inputs from the {source}: `{ex.args}`")
     return plan
@@ -1038,6 +1071,7 @@ def _plan_load_methods(rule: Rule, call: cst.Call, path, loc, extra, uses: list[
         else:
             return Plan(problem=(f"`{code(u.outer or u.node)}` (line {rule.position(u.node).start.line}) has no rewrite "
                                  "for a set of exported programs"))
+    plan.methods = sorted(set(methods))
     plan.notes.append(f"methods {', '.join(f'`{m}`' for m in sorted(set(methods)))} are read from the pt2 archive as separate "
                       "programs (written by `package_pt2`, see TSX308)")
     return plan
@@ -1078,7 +1112,7 @@ def _module_of(rule: Rule, node: cst.CSTNode) -> cst.Module | None:
     return current
 
 
-def writers(rule: Rule, path_expr: cst.BaseExpression) -> tuple[str, str | None]:
+def writers(rule: Rule, path_expr: cst.BaseExpression, methods: list[str] | None = None) -> tuple[str, str | None]:
     """A message suffix naming the save call sites of the same path literal in this file, and the
     reason why one of them keeps writing TorchScript (then a reader must not be rewritten)."""
     value = path_literal(rule, path_expr)
@@ -1106,6 +1140,9 @@ def writers(rule: Rule, path_expr: cst.BaseExpression) -> tuple[str, str | None]
                 return
             if source is None:
                 blocked.append(f"the writer at line {line} saves a module whose origin is not visible")
+            elif methods and not rule.matches(source.func, TRACE_MODULE):
+                blocked.append(f"the reader calls {', '.join(f'`.{m}`' for m in methods)} but the writer at line {line} "
+                               "saves one program (forward); export one program per method (see TSX308)")
             else:
                 if plan_for(rule, source).problem:
                     blocked.append(f"the writer at line {line} keeps writing TorchScript "

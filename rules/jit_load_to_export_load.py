@@ -79,7 +79,7 @@ class JitLoadToExportLoad(Rule):
         plan = plan_load(self, node)
         path = argument(node, 0, "f")
         record(self, node, "loaded", path)
-        link, blocked = writers(self, path) if path is not None else ("", None)
+        link, blocked = writers(self, path, plan.methods) if path is not None else ("", None)
         if blocked and not plan.problem:
             plan.problem = blocked
         if plan.problem:

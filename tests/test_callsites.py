@@ -260,3 +260,29 @@ def test_script_inputs_from_a_trace_of_the_same_module_or_a_named_example():
         """, select=("TSX302",)))
     assert "scripted = torch.export.export(model, (x,), dynamic_shapes=({i: Dim.AUTO for i in range(x.dim())},)).module()" in new
     assert "scripted = torch.export.export(model, (dummy_input,), dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO},)).module()" in new
+
+
+def test_scripted_entry_points_block_the_export_of_forward_only():
+    res = _fix("""
+        import torch
+        from torch import nn
+
+        class Enc(nn.Module):
+            def forward(self, x):
+                return x
+
+            @torch.jit.export
+            def encode(self, x):
+                return x.tanh()
+
+        def deploy():
+            model = Enc()
+            scripted = torch.jit.script(model)  # ts2export: inputs=(torch.randn(2, 4),)
+            scripted.save("enc.pt")
+            return torch.jit.load("enc.pt").encode(torch.randn(3, 4))
+        """, select=("TSX302", "TSX303", "TSX304"))
+    assert not res.changed
+    by_rule = {f.rule_id: f.message for f in res.findings}
+    assert "`encode`" in by_rule["TSX302"] and "trace_module" in by_rule["TSX302"]
+    assert "stays TorchScript" in by_rule["TSX303"]
+    assert "not rewritten" in by_rule["TSX304"]
