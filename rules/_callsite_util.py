@@ -419,7 +419,9 @@ def dims_spec(rule: Rule, expr: cst.BaseExpression, dim: str, ref: str | None,
             return "{}", None
         return "{" + ", ".join(f"{i}: {auto(dim, bounded, s)}" for i, s in enumerate(sizes)) + "}", None
     if ref is not None:
-        return f"{{i: {auto(dim, bounded, None)} for i in range({ref}.dim())}}", None
+        if bounded:  # the bound must hold the example's own size
+            return f"{{i: {dim}.AUTO(max=max({DEFAULT_MAX}, 8 * {ref}.shape[i])) for i in range({ref}.dim())}}", None
+        return f"{{i: {dim}.AUTO for i in range({ref}.dim())}}", None
     return None, f"cannot tell the rank of the example `{code(expr)}`; bind it to a variable first"
 
 
@@ -473,7 +475,8 @@ def export_args(rule: Rule, example: cst.BaseExpression | None, kw: cst.BaseExpr
                 entries.append(f"{code(e.key)}: {spec}")
             return ExportArgs("()", code(kw), "{" + ", ".join(entries) + "}"), None
         if isinstance(kw, cst.Name):
-            shapes = f"{{k: {{i: {auto(dim, bounded, None)} for i in range(v.dim())}} for k, v in {kw.value}.items()}}"
+            per_dim = f"{dim}.AUTO(max=max({DEFAULT_MAX}, 8 * v.shape[i]))" if bounded else f"{dim}.AUTO"
+            shapes = f"{{k: {{i: {per_dim} for i in range(v.dim())}} for k, v in {kw.value}.items()}}"
             return ExportArgs("()", kw.value, shapes), None
         return None, f"cannot see the keyword inputs `{code(kw)}`; write them as a dict literal or a name"
     tensor = is_tensor_expr(rule, example)
