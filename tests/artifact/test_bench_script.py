@@ -1,0 +1,23 @@
+"""The benchmark script runs and prints both figures (timings are printed, never asserted)."""
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from .conftest import ROOT
+
+
+@pytest.mark.slow
+def test_bench_prints_verify_overhead_and_pte_table():
+    proc = subprocess.run(
+        [sys.executable, "scripts/bench_artifacts.py", "--models", "multi_input_mlp", "--repeats", "1", "--iters", "5"],
+        capture_output=True, text=True, cwd=ROOT, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = proc.stdout
+    assert re.search(r"^multi_input_mlp\s+[\d.]+\s+[\d.]+\s+[\d.]+x$", out, re.M)
+    assert re.search(r"^verify overhead: median [\d.]+x, all models together [\d.]+x", out, re.M)
+    assert re.search(r"^multi_input_mlp(\s+[\d.]+){2}\s+[\d.]+x(\s+[\d.]+){2}\s+[\d.]+x$", out, re.M)
+    assert re.search(r"^\.pte / TorchScript latency: median [\d.]+x \(target <= 0\.7x: (met|NOT met)\)", out, re.M)
