@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 EXIT_OK = 0
 EXIT_MISMATCH = 1
 EXIT_ERROR = 2
@@ -21,8 +23,13 @@ class ArtifactError(Exception):
 
 
 def one_line(exc: BaseException, limit: int = 300) -> str:
-    """First meaningful line of an exception message, shortened."""
+    """First meaningful line of an exception message, shortened. For an error raised inside the
+    TorchScript interpreter, whose first line only says so, the final `...Error: message` line."""
     text = str(exc).strip() or type(exc).__name__
+    if text.startswith("The following operation failed in the TorchScript interpreter"):
+        causes = [line.strip() for line in text.splitlines() if re.match(r"^\s*\w*(Error|Exception): ", line)]
+        if causes:
+            text = causes[-1]
     for line in text.splitlines():
         line = line.strip()
         if line:

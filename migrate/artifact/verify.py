@@ -63,6 +63,13 @@ class ProgramRunner:
         return self.modules[method](*args, **kwargs)
 
 
+# ExecuTorch ScalarType codes (c10 order) for the dtypes a .pte input can have.
+_SCALAR_TYPES = {
+    0: torch.uint8, 1: torch.int8, 2: torch.int16, 3: torch.int32, 4: torch.int64, 5: torch.float16,
+    6: torch.float32, 7: torch.float64, 11: torch.bool, 15: torch.bfloat16,
+}
+
+
 class PteRunner:
     """Runs a .pte through executorch.runtime on CPU. Outputs come back flat; `out_specs` (from the
     .pt2) rebuild their structure when known."""
@@ -87,8 +94,34 @@ class PteRunner:
         self._loaded: dict[str, Any] = {}
         self.out_specs = out_specs or {}
 
+    def check(self, method: str, flat: list[Any]) -> None:
+        """Inputs must fit the .pte's method: count, dtype, rank, and sizes within the planned
+        (upper-bound) sizes; ExecuTorch itself does not always refuse a larger input."""
+        meta = self.program.metadata(method)
+        if meta.num_inputs() != len(flat):
+            raise ArtifactError(f"the .pte's {method} takes {meta.num_inputs()} input(s), got {len(flat)}")
+        for i, t in enumerate(flat):
+            if not isinstance(t, torch.Tensor):
+                continue
+            tm = meta.input_tensor_meta(i)
+            bound = list(tm.sizes())
+            want = _SCALAR_TYPES.get(int(tm.dtype()))
+            if want is not None and t.dtype != want:
+                raise ArtifactError(
+                    f"{method} input {i} has dtype {str(t.dtype).removeprefix('torch.')}, the .pte expects "
+                    f"{str(want).removeprefix('torch.')}"
+                )
+            if t.dim() != len(bound):
+                raise ArtifactError(f"{method} input {i} has rank {t.dim()}, the .pte expects rank {len(bound)}")
+            for axis, (size, top) in enumerate(zip(t.shape, bound)):
+                if size > top:
+                    raise ArtifactError(
+                        f"{method} input {i} dim {axis} is {size}, the .pte allows at most {top} (shape {bound})"
+                    )
+
     def __call__(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         flat = [t.detach().cpu().contiguous() if isinstance(t, torch.Tensor) else t for t in pytree.tree_leaves((args, kwargs))]
+        self.check(method, flat)
         with native_stderr_silenced():
             if method not in self._loaded:
                 self._loaded[method] = self.program.load_method(method)

@@ -143,6 +143,15 @@ def test_pte_verifies_against_torchscript(artifacts, cli):
     assert "PASS: 3 comparison(s)" in out
     code, out, err = cli("verify", artifacts.torchscript("small_cnn"), artifacts.pte("small_cnn"))
     assert code == 2 and "a .pte keeps no input specs" in err
+    # the .pte's planned sizes are upper bounds; larger inputs are refused before they run
+    for spec, message in [
+        ("float32[2,3,16,17]", "dim 3 is 17, the .pte allows at most 16"),
+        ("float32[9,3,16,16]", "dim 0 is 9, the .pte allows at most 8"),
+    ]:
+        code, out, err = cli("verify", artifacts.torchscript("small_cnn"), artifacts.pte("small_cnn"), "-i", spec)
+        assert code == 2 and message in err, err
+    code, out, err = cli("verify", artifacts.torchscript("small_cnn"), artifacts.pte("small_cnn"), "-i", "float64[2,3,16,16]")
+    assert code == 2 and err.startswith("error: old model failed on forward inputs gen0:static: RuntimeError: ")
 
 
 class NanInNew(torch.nn.Module):
