@@ -585,20 +585,28 @@ def recurrent_layers(rule: Rule, cls: cst.ClassDef | None, seen: set | None = No
     return found
 
 
-def hint_inputs(rule: Rule, node: cst.CSTNode, names: list[str]) -> str | None:
-    """Example inputs given by a hint comment on the line (or the line above) or by the config."""
+def hint_inputs(rule: Rule, node: cst.CSTNode, names: list[str], method: str | None = None) -> str | None:
+    """Example inputs given by a hint comment on the line or the comment lines just above
+    (``# ts2export: inputs=...``; ``# ts2export: inputs.method=...`` for another entry point), or by
+    the config (``"file.py::name"``; ``"file.py::name.method"``)."""
     pos = rule.position(node)
     lines = rule.context.lines
-    for lineno in (pos.start.line, pos.start.line - 1):
-        if 0 < lineno <= len(lines):
-            m = _HINT.search(lines[lineno - 1])
+    pattern = _HINT if method is None else re.compile(r"#\s*ts2export:\s*inputs\." + re.escape(method) + r"\s*=\s*(.+?)\s*$")
+    lineno = pos.start.line
+    candidates = [lineno]
+    while lineno - 1 > 0 and lines[lineno - 2].strip().startswith("#"):
+        lineno -= 1
+        candidates.append(lineno)
+    for n in candidates:
+        if 0 < n <= len(lines):
+            m = pattern.search(lines[n - 1])
             if m:
                 return m.group(1)
     table = rule.context.options.get("inputs") if rule.context.options else None
     if isinstance(table, dict) and table:
         rel = _relative_path(rule)
         for name in names:
-            value = table.get(f"{rel}::{name}")
+            value = table.get(f"{rel}::{name}" + (f".{method}" if method else ""))
             if isinstance(value, str):
                 return value
     return None
@@ -636,6 +644,7 @@ class Plan:
     notes: list[str] = field(default_factory=list)
     problem: str | None = None
     methods: list[str] = field(default_factory=list)  # entry points besides forward that the reader calls
+    multi: bool = False  # the value is a dict of programs, one per method (its saves are rewritten with it)
 
 
 def value_expr(rule: Rule, call: cst.Call) -> cst.BaseExpression:
@@ -757,7 +766,7 @@ def plan_for(rule: Rule, call: cst.Call) -> Plan:
         return Plan(applicability=Applicability.SAFE, ep_mode=True)
     if name == TRACE_MODULE:
         problem, edits, imports = plan_trace_module(rule, call)
-        return Plan(edits, imports, ep_mode=True, problem=problem)
+        return Plan(edits, imports, ep_mode=True, problem=problem, multi=True)
     return Plan(problem=f"`{code(call.func)}(...)` is not a program this tool can export")
 
 
@@ -904,6 +913,15 @@ def _defined_before(rule: Rule, expr: cst.BaseExpression, line: int) -> bool:
     return ok
 
 
+def _script_names(rule: Rule, call: cst.Call, model: cst.BaseExpression) -> list[str]:
+    """Names a config entry may use for a script call: the bound name, then the module's name."""
+    parent = rule.parent(value_expr(rule, call))
+    names = [code(model)]
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+        names.insert(0, code(parent.targets[0].target))
+    return names
+
+
 def script_inputs(rule: Rule, call: cst.Call, model: cst.BaseExpression) -> tuple[cst.BaseExpression | None, str]:
     """Example inputs of a scripted module: hint comment, config entry, first call in scope, a trace of
     the same module in scope, or a tensor bound to a conventional example name (``EXAMPLE_NAMES``)."""
@@ -1000,8 +1018,9 @@ def plan_script(rule: Rule, call: cst.Call) -> Plan:
     if example is None:
         return Plan(problem=(source + "; " if source else "") + (
             f"`torch.jit.script({code(model)})` needs example inputs to export and nothing here shows them: add "
-            f"`# ts2export: inputs=(torch.randn(2, 8),)` (your shapes) on this line, or "
-            f"`\"{_relative_path(rule)}::{name}\" = \"(torch.randn(2, 8),)\"` under [tool.ts2export.inputs] in pyproject.toml"))
+            f"`# ts2export: inputs=(torch.ones(2, 8),)` (your shapes; ones/zeros leave the random number generator alone) "
+            f"on this line, or `\"{_relative_path(rule)}::{name}\" = \"(torch.ones(2, 8),)\"` under "
+            "[tool.ts2export.inputs] in pyproject.toml"))
     dim, imports = dim_name(rule, call)
     ex, why = export_args(rule, example, None, dim, lowered(rule, call))
     if ex is None:
@@ -1010,12 +1029,27 @@ def plan_script(rule: Rule, call: cst.Call) -> Plan:
     if plan.problem:
         return plan
     entry = exported_methods(rule, model_class(rule, model))
+    if entry and plan.ep_mode and source == "hint":
+        names = _script_names(rule, call, model)
+        hints = {m: hint_inputs(rule, call, names, m) for m in entry}
+        if all(hints.values()):
+            try:
+                pairs = [("forward", example)] + [(m, cst.parse_expression(h)) for m, h in hints.items()]
+            except cst.ParserSyntaxError:
+                return Plan(problem="an `inputs.<method>=` hint is not a Python expression")
+            problem, edits, imports2 = plan_programs(rule, call, model, pairs)
+            if problem:
+                return Plan(problem=problem)
+            multi = Plan(edits, imports2, ep_mode=True, multi=True)
+            multi.notes.append(f"one program per entry point (forward as \"model\", {', '.join(entry)}) from the hints")
+            return multi
     if entry and plan.ep_mode:
         return Plan(problem=(
             f"the saved artifact offered the `@torch.jit.export` method(s) {', '.join(f'`{m}`' for m in entry)} besides "
             "forward; one exported program has forward only: export each method with its own inputs (e.g. through "
             "`torch.jit.trace_module(model, {\"forward\": x, \"" + entry[0] + "\": y})`, which TSX308 rewrites to one "
-            "program per method in a pt2 archive) or confirm no reader calls them and remove the decorator"))
+            "program per method in a pt2 archive), or add `# ts2export: inputs." + entry[0] + "=(...)` hints next to "
+            "the `inputs=` hint, or confirm no reader calls them and remove the decorator"))
     plan.imports = [Import("torch"), *imports]
     plan.notes.insert(0, f"example inputs from the {source}: `{ex.args}`")
     return plan
@@ -1143,13 +1177,14 @@ def writers(rule: Rule, path_expr: cst.BaseExpression, methods: list[str] | None
                 return
             if source is None:
                 blocked.append(f"the writer at line {line} saves a module whose origin is not visible")
-            elif methods and not rule.matches(source.func, TRACE_MODULE):
+                return
+            plan = plan_for(rule, source)
+            if plan.problem:
+                blocked.append(f"the writer at line {line} keeps writing TorchScript "
+                               f"(see the finding at line {rule.position(source).start.line})")
+            elif methods and not plan.multi:
                 blocked.append(f"the reader calls {', '.join(f'`.{m}`' for m in methods)} but the writer at line {line} "
                                "saves one program (forward); export one program per method (see TSX308)")
-            else:
-                if plan_for(rule, source).problem:
-                    blocked.append(f"the writer at line {line} keeps writing TorchScript "
-                                   f"(see the finding at line {rule.position(source).start.line})")
 
     module.visit(_V())
     if lines:
@@ -1197,20 +1232,26 @@ def plan_trace_module(rule: Rule, node: cst.Call) -> tuple[str | None, list[Edit
         isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) for e in inputs.elements
     ):
         return f"write the example inputs `{code(inputs)}` as a dict literal {{\"method\": inputs}}", [], []
+    pairs = [(e.key.evaluated_value, e.value) for e in inputs.elements]
+    return plan_programs(rule, node, model, pairs, inputs.elements[0].key.quote)
+
+
+def plan_programs(rule: Rule, node: cst.Call, model: cst.BaseExpression, pairs: list[tuple[str, cst.BaseExpression]],
+                  quote: str = '"') -> tuple[str | None, list[Edit], list[Import]]:
+    """One exported program per (method, example inputs), in a dict bound where ``node`` was bound."""
     dim, imports = dim_name(rule, node)
     entries: list[str] = []
     methods: dict[str, str] = {}
-    for e in inputs.elements:
-        method = e.key.evaluated_value
-        ex, why = export_args(rule, e.value, None, dim)
+    for method, example in pairs:
+        ex, why = export_args(rule, example, None, dim)
         if ex is None:
             return f"method `{method}`: {why}", [], []
         key = "model" if method == "forward" else method
         methods[method] = key
         if method == "forward":
-            entries.append(f"{e.key.quote}model{e.key.quote}: torch.export.export({code(model)}, {ex.args}, dynamic_shapes={ex.shapes})")
+            entries.append(f"{quote}model{quote}: torch.export.export({code(model)}, {ex.args}, dynamic_shapes={ex.shapes})")
         else:
-            entries.append(f"{code(e.key)}: torch.export.export(MethodAsModule({code(model)}, {code(e.key)}), "
+            entries.append(f"{quote}{method}{quote}: torch.export.export(MethodAsModule({code(model)}, {quote}{method}{quote}), "
                            f"{ex.args}, dynamic_shapes=({ex.shapes},))")
     assign = rule.parent(node)
     line = rule.parent(assign) if assign is not None else None
@@ -1220,7 +1261,6 @@ def plan_trace_module(rule: Rule, node: cst.Call) -> tuple[str | None, list[Edit
     b = binding(rule, node)
     if b.problem:
         return b.problem, [], []
-    quote = inputs.elements[0].key.quote
     edits: list[Edit] = []
     for ref in b.uses:
         u = classify_use(rule, ref)

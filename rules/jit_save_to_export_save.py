@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ts2export.rule import Applicability, Import, Invalid, Rule, Valid, argument
-from ts2export.rules._callsite_util import JIT_SAVE, TRACE_MODULE, code, origin, plan_for, record
+from ts2export.rules._callsite_util import JIT_SAVE, code, origin, plan_for, record
 
 
 class JitSaveToExportSave(Rule):
@@ -69,9 +69,9 @@ class JitSaveToExportSave(Rule):
                 f"`ExportedProgram` with `torch.export.save(ep, {code(path)})` and load it with `torch.export.load`"))
             return
         plan = plan_for(self, source)
-        if not plan.problem and self.matches(source.func, TRACE_MODULE):
-            self.report(node, f"`{spelled}` of the programs traced at line {self.position(source).start.line}: rewritten "
-                              "with that `torch.jit.trace_module` (TSX308) to `package_pt2`")
+        if not plan.problem and plan.multi:
+            self.report(node, f"`{spelled}` of one program per method (line {self.position(source).start.line}): rewritten "
+                              "with that call (TSX308/TSX302) to `package_pt2`")
             return
         if plan.problem:
             self.report(node, f"`{spelled}` not rewritten: the module it saves stays TorchScript (see the finding at line {self.position(source).start.line})")

@@ -9,14 +9,19 @@ class ScriptModuleToExport(Rule):
     ## What it does
     Rewrites `scripted = torch.jit.script(model)` (a module instance) to
     `torch.export.export(model, inputs, dynamic_shapes=...)` when the program shows example
-    inputs: a hint comment `# ts2export: inputs=(torch.randn(2, 8),)` on the line or the line
-    above, an entry `"path/to/file.py::scripted" = "(torch.randn(2, 8),)"` under
+    inputs: a hint comment `# ts2export: inputs=(torch.ones(2, 8),)` on the line or in the comment
+    lines just above, an entry `"path/to/file.py::scripted" = "(torch.ones(2, 8),)"` under
     `[tool.ts2export.inputs]` in pyproject.toml (the key may also name the scripted module), the
     first call of the scripted object in the same scope whose arguments are bound before the script
     call, the example of a `torch.jit.trace` of the same module in the same function, or a tensor
     bound before the call to a conventional name (`example_input(s)`, `example`, `dummy_input(s)`,
     `sample_input(s)`). Uses are followed as for `torch.jit.trace` (TSX301). Where nothing shows the inputs, it
     reports the exact hint to add.
+
+    A module class (visible in this file) with `@torch.jit.export` entry points whose artifact is
+    saved needs their inputs too: with `# ts2export: inputs.<method>=(...)` hints (or config keys
+    `"file.py::name.<method>"`) the call becomes one program per method (forward as `"model"`),
+    saved together with `package_pt2` as for `trace_module` (TSX308); without them it is reported.
 
     ## Why
     `torch.jit.script` compiled the module without inputs; `torch.export` records the program by
@@ -37,8 +42,9 @@ class ScriptModuleToExport(Rule):
     Unsafe: a scripted module kept Python control flow; the exported program is recorded for the
     example and its guards (data-dependent branches must become `torch.cond`, see the
     control-flow rules). The other caveats of TSX301 apply. `@torch.jit.export` methods called on
-    the result are reported, not fixed. Functions, classes and scripted submodules stored in
-    `__init__` are left to the TSX1xx rules.
+    the result (without hints for them) are reported, not fixed. Hint expressions run where the
+    export runs: `torch.randn` there advances the random number generator. Functions, classes
+    and scripted submodules stored in `__init__` are left to the TSX1xx rules.
     """
 
     id = "TSX302"

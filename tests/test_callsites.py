@@ -49,8 +49,8 @@ def test_script_without_inputs_reports_the_snippet_to_add():
         """, "app/model.py")
     assert not res.changed
     [f] = [f for f in res.findings if f.rule_id == "TSX302"]
-    assert "# ts2export: inputs=(torch.randn(2, 8),)" in f.message
-    assert '"app/model.py::model" = "(torch.randn(2, 8),)"' in f.message
+    assert "# ts2export: inputs=(torch.ones(2, 8),)" in f.message
+    assert '"app/model.py::model" = "(torch.ones(2, 8),)"' in f.message
 
 
 def test_script_inputs_from_a_call_after_the_script_call_are_not_used():
@@ -286,3 +286,29 @@ def test_scripted_entry_points_block_the_export_of_forward_only():
     assert "`encode`" in by_rule["TSX302"] and "trace_module" in by_rule["TSX302"]
     assert "stays TorchScript" in by_rule["TSX303"]
     assert "not rewritten" in by_rule["TSX304"]
+
+
+def test_scripted_entry_points_with_method_hints_from_config(tmp_path):
+    res = _fix("""
+        import torch
+        from torch import nn
+
+        class Enc(nn.Module):
+            def forward(self, x):
+                return x
+
+            @torch.jit.export
+            def encode(self, x):
+                return x.tanh()
+
+        def deploy():
+            model = Enc()
+            scripted = torch.jit.script(model)
+            scripted.save("enc.pt")
+        """, str(tmp_path / "dep.py"), inputs={"dep.py::scripted": "(torch.ones(2, 4),)", "dep.py::scripted.encode": "(torch.ones(3, 4),)"},
+        root=str(tmp_path))
+    new = _new(res)
+    assert ('scripted = {"model": torch.export.export(model, (torch.ones(2, 4),), dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO},)), '
+            '"encode": torch.export.export(MethodAsModule(model, "encode"), (torch.ones(3, 4),), '
+            'dynamic_shapes=(({0: Dim.AUTO, 1: Dim.AUTO},),))}') in new
+    assert 'package_pt2("enc.pt", exported_programs=scripted)' in new
