@@ -25,6 +25,7 @@ class MethodDelegation:
     fallback_ops: dict[str, int]  # op -> count left to portable kernels
     decomposed_control_flow: bool
     folded_float8: bool = False
+    planned_limits: dict[str, int] = dataclasses.field(default_factory=dict)  # unbounded dim -> planned max
 
     @property
     def share(self) -> float:
@@ -61,6 +62,11 @@ class LowerReport:
             if m.folded_float8:
                 line += "; float8 weights folded to float32 constants"
             lines.append(line)
+            for dim, top in sorted(m.planned_limits.items()):
+                lines.append(
+                    f"  note: {m.method} dim {dim} has no upper bound; the .pte plans memory for at most {top} "
+                    f"(give it one: --input ...{dim}=MIN..MAX)"
+                )
         if self.bundle:
             lines.append(f"wrote bundle {self.bundle} ({self.bundle_cases} test case(s), checked by the runtime)")
         return "\n".join(lines)
@@ -149,14 +155,47 @@ def lower(
     except Exception as exc:
         raise ArtifactError(f"cannot lower {pt2}: {one_line(exc)}") from None
     buffer = et.buffer
+    planned = _note_planned_limits(buffer, programs, meta, methods)
     write_bytes_atomic(out, buffer)
     report = LowerReport(str(pt2), str(out), backend, len(buffer), methods)
     if bundle:
-        report.bundle, report.bundle_cases = _write_bundle(et, programs, meta, Path(out), samples, seed)
+        report.bundle, report.bundle_cases = _write_bundle(et, programs, meta, Path(out), samples, seed, planned)
     return report
 
 
-def _write_bundle(et: Any, programs: dict[str, Any], meta: dict[str, Any], out: Path, samples: int, seed: int) -> tuple[str, int]:
+def _note_planned_limits(
+    buffer: bytes, programs: dict[str, Any], meta: dict[str, Any], methods: list[MethodDelegation]
+) -> dict[str, list[list[int]]]:
+    """Dims without an upper bound get one from ExecuTorch's memory planning: record it. Returns
+    the planned input sizes per method."""
+    from executorch.runtime import Runtime
+
+    from ts2export.artifact.specs import signature_from_program
+
+    with native_stderr_silenced():
+        program = Runtime.get().load_program(buffer)
+    planned = {}
+    for report in methods:
+        mm = program.metadata(report.method)
+        planned[report.method] = limits = [list(mm.input_tensor_meta(i).sizes()) for i in range(mm.num_inputs())]
+        recorded = meta.get("methods", {}).get(report.method) or {}
+        sig = signature_from_program(programs[report.method], recorded.get("value_ranges"), recorded.get("specs"))
+        unbounded = {name for name, (_, hi) in sig.symbols.items() if hi is None}
+        if unbounded:
+            changed = sig.limit_dims(limits)
+            report.planned_limits = {name: top for name, top in changed.items() if name in unbounded}
+    return planned
+
+
+def _write_bundle(
+    et: Any,
+    programs: dict[str, Any],
+    meta: dict[str, Any],
+    out: Path,
+    samples: int,
+    seed: int,
+    planned: dict[str, list[list[int]]],
+) -> tuple[str, int]:
     """A BundledProgram (.bpte next to the .pte) with the stored and generated inputs and the
     .pt2's outputs as expected outputs; checked once through the ExecuTorch runtime."""
     from executorch.devtools import BundledProgram
@@ -171,7 +210,7 @@ def _write_bundle(et: Any, programs: dict[str, Any], meta: dict[str, Any], out: 
         for name, ep in programs.items():
             module = ep.module()
             cases = []
-            for _, args, kwargs in input_sets_for(name, ep, meta, (), None, samples, seed):
+            for _, args, kwargs in input_sets_for(name, ep, meta, (), None, samples, seed, planned[name]):
                 expected = pytree.tree_leaves(module(*args, **kwargs))
                 flat_inputs = [t.contiguous() for t in pytree.tree_leaves((args, kwargs))]
                 cases.append(MethodTestCase(inputs=flat_inputs, expected_outputs=[t.clone() for t in expected]))

@@ -167,6 +167,6 @@ def _verify_pte(
         runners["reference"] = ReferenceRunner(reference, cpu)
     comparisons = []
     for m, ep in programs.items():
-        sets = input_sets_for(m, ep, meta, (), None, samples, seed)
+        sets = input_sets_for(m, ep, meta, (), None, samples, seed, runners["new"].planned_sizes(m))
         comparisons.extend(compare_runs(m, sets, runners, rtol, atol, False))
     return VerifyReport(old, pte, "cpu", [], comparisons, {"run_compare": time.perf_counter() - t0})

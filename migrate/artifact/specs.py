@@ -107,6 +107,19 @@ class Signature:
                 out.append(("random", sizes))
         return out
 
+    def limit_dims(self, limits: Sequence[Sequence[int]]) -> dict[str, int]:
+        """Lower the upper bound of each named dim to the sizes in `limits` (per leaf, per axis);
+        returns {name: new upper bound} for the dims that changed."""
+        changed: dict[str, int] = {}
+        for leaf, sizes in zip(self.leaves, limits):
+            for d, top in zip(leaf.dims, sizes):
+                if isinstance(d, str) and d in self.symbols:
+                    lo, hi = self.symbols[d]
+                    if hi is None or top < hi:
+                        self.symbols[d] = (lo, max(lo, int(top)))
+                        changed[d] = self.symbols[d][1]
+        return changed
+
     def describe(self) -> list[str]:
         """The leaves in the --input grammar, each dim range written where the name first appears."""
         seen: set[str] = set()

@@ -94,6 +94,11 @@ class PteRunner:
         self._loaded: dict[str, Any] = {}
         self.out_specs = out_specs or {}
 
+    def planned_sizes(self, method: str) -> list[list[int]]:
+        """Per input, the sizes memory is planned for (upper bounds of dynamic dims)."""
+        meta = self.program.metadata(method)
+        return [list(meta.input_tensor_meta(i).sizes()) for i in range(meta.num_inputs())]
+
     def check(self, method: str, flat: list[Any]) -> None:
         """Inputs must fit the .pte's method: count, dtype, rank, and sizes within the planned
         (upper-bound) sizes; ExecuTorch itself does not always refuse a larger input."""
@@ -260,14 +265,18 @@ def input_sets_for(
     inputs_file: str | None,
     samples: int,
     seed: int,
+    size_limits: Sequence[Sequence[int]] | None = None,
 ) -> list[InputSet]:
-    """Stored example inputs and generated samples (from the program's specs, or the user's)."""
+    """Stored example inputs and generated samples (from the program's specs, or the user's).
+    `size_limits` (per flat input, per dim) caps the dynamic dims, e.g. at a .pte's planned sizes."""
     if specs and inputs_file:
         raise ArtifactError("give --input or --inputs, not both")
     prog_sig = None
     if program is not None:
         recorded = meta.get("methods", {}).get(method) or {}
         prog_sig = signature_from_program(program, recorded.get("value_ranges"), recorded.get("specs"))
+        if size_limits is not None:
+            prog_sig.limit_dims(size_limits)
     sets: list[InputSet] = []
     if inputs_file:
         args = load_inputs_file(inputs_file)
@@ -401,6 +410,6 @@ def verify_pte_against_program(
     comparisons = []
     t0 = time.perf_counter()
     for m in programs:
-        sets = input_sets_for(m, programs[m], meta, (), None, samples, seed)
+        sets = input_sets_for(m, programs[m], meta, (), None, samples, seed, runner.planned_sizes(m))
         comparisons.extend(compare_runs(m, sets, {"old": ref, "new": runner}, rtol, atol, False, ("pt2", "pte")))
     return VerifyReport(str(pt2), str(pte), "cpu", [], comparisons, {"run_compare": time.perf_counter() - t0})

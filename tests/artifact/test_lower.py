@@ -1,6 +1,7 @@
 """lower: every corpus model lowers to a .pte that runs through executorch.runtime and matches."""
 
 import json
+import re
 import sys
 
 import pytest
@@ -114,3 +115,14 @@ def test_without_executorch_lower_says_how_to_install(artifacts, cli, tmp_path, 
     assert code == 2
     assert err.strip() == "error: lowering needs executorch: pip install 'ts2export[edge]'"
     assert not (tmp_path / "x.pte").exists()
+
+
+def test_unbounded_dim_gets_a_planned_limit_and_verify_keeps_within_it(artifacts, cli, tmp_path):
+    code, _, err = cli("convert", artifacts.torchscript("multi_input_mlp"), "-o", tmp_path / "u.pt2", "-i", "float32[B=1..,16]", "-i", "float32[B,8]")
+    assert code == 0, err
+    code, out, err = cli("lower", tmp_path / "u.pt2", "-o", tmp_path / "u.pte", "--verify")
+    assert code == 0, out + err
+    note = next(line for line in out.splitlines() if "note:" in line)
+    top = int(re.search(r"plans memory for at most (\d+)", note).group(1))
+    assert "forward dim B has no upper bound" in note
+    assert f"max(B={top})" in out and "PASS: 4 comparison(s)" in out
