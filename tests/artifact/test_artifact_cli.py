@@ -3,6 +3,7 @@
 import subprocess
 import sys
 
+import pytest
 import typer
 
 from ts2export.artifact_cli import register
@@ -17,6 +18,7 @@ def test_register_adds_the_four_commands():
     assert names == {"convert", "verify", "lower", "migrate-artifact"}
 
 
+@pytest.mark.slow
 def test_importing_the_cli_module_does_not_import_torch():
     code = "import sys, ts2export.artifact_cli; print('torch' in sys.modules, 'executorch' in sys.modules)"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
@@ -39,6 +41,7 @@ def test_bad_format_is_an_error(artifacts, cli):
     assert code == 2 and err.strip() == "error: --format must be text or json, not 'xml'"
 
 
+@pytest.mark.slow
 def test_module_entry_point(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "ts2export.artifact", "convert", str(tmp_path / "missing.pt"), "-o", str(tmp_path / "x.pt2")],

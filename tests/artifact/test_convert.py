@@ -142,6 +142,7 @@ def test_bad_inputs_and_files(artifacts, cli, tmp_path):
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
 
+@pytest.mark.slow
 def test_isolated_convert_matches_in_process(artifacts, cli, tmp_path):
     code, out, err = cli(
         "convert", artifacts.torchscript("multi_input_mlp"), "-o", tmp_path / "iso.pt2",

@@ -11,6 +11,8 @@ from ts2export.artifact.loading import load_pt2
 
 from .conftest import CHAIN_MODELS, load_corpus
 
+pytestmark = pytest.mark.slow  # lowers models
+
 
 @pytest.mark.parametrize("name", CHAIN_MODELS)
 def test_corpus_pte_matches_pt2_and_torchscript(artifacts, name):

@@ -2,6 +2,10 @@
 
 import json
 
+import pytest
+
+pytestmark = pytest.mark.slow  # lowers models
+
 
 def test_chain_writes_reports_with_every_figure(artifacts, cli, tmp_path):
     out = tmp_path / "run"

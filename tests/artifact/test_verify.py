@@ -137,6 +137,7 @@ def test_user_specs_and_inputs_file(artifacts, cli, tmp_path):
     assert code == 0 and "file" in out
 
 
+@pytest.mark.slow
 def test_pte_verifies_against_torchscript(artifacts, cli):
     code, out, err = cli("verify", artifacts.torchscript("small_cnn"), artifacts.pte("small_cnn"), "-i", "float32[B=1..8,3,16,16]")
     assert code == 0, out + err
@@ -221,6 +222,7 @@ def test_auto_device_falls_back_to_cpu_and_says_so(artifacts, cli):
     assert code == 0 and "note: no accelerator found; running on cpu" in out
 
 
+@pytest.mark.slow
 def test_isolated_verify_times_out(tmp_path, cli):
     class Spin(torch.nn.Module):
         def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -236,6 +238,7 @@ def test_isolated_verify_times_out(tmp_path, cli):
     assert err.strip() == "error: isolated verify timed out after 8 s and was killed"
 
 
+@pytest.mark.slow
 def test_isolated_verify_reports_like_in_process(artifacts):
     cmd = [
         sys.executable, "-c",
