@@ -10,8 +10,8 @@ class JitLoadToExportLoad(Rule):
     Rewrites `torch.jit.load(path, map_location=dev, _extra_files=files)` to
     `torch.export.load(path, extra_files=files).module()`, moving the program with
     `torch.export.passes.move_to_device_pass(ep, dev)` when a `map_location` is given. It follows
-    the loaded object (names bound once, `self.attr` bound once in the class): `.eval()` and
-    `.train(False)` on it are dropped (an exported module rejects them); where the object is saved
+    the loaded object (names bound once, `self.attr` bound once in the class, rebinds such as
+    `m = m.eval()` or `m = m.to(device)` allowed): `.eval()` and `.train(False)` on it are dropped (an exported module rejects them); where the object is saved
     again, the name keeps the `ExportedProgram` and calls go through `.module()`.
 
     ## Why

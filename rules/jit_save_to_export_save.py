@@ -32,7 +32,9 @@ class JitSaveToExportSave(Rule):
     As safe as the rewrite of the artifact's origin (unsafe for TorchScript origins, safe for
     programs that are already exported). Every reader of the file must move to
     `torch.export.load` too (TSX304). Where the origin is not visible, or is not rewritten, the
-    call is reported and left alone.
+    call is reported and left alone. The save of a set of programs (one per method, from
+    `torch.jit.trace_module` or a scripted module with entry-point hints) is rewritten to
+    `package_pt2` by the fix of that call (TSX308/TSX302); this rule only reports it.
     """
 
     id = "TSX303"
