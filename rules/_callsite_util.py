@@ -753,9 +753,31 @@ def _is_false(node: cst.BaseExpression | None) -> bool:
     return isinstance(node, cst.Name) and node.value == "False"
 
 
+_IGNORE = re.compile(r"#\s*ts2export:\s*ignore(?:\[([^\]]*)\])?", re.IGNORECASE)
+_OWNER = {TRACE: "TSX301", SCRIPT: "TSX302", JIT_LOAD: "TSX304", TRACE_MODULE: "TSX308"}
+
+
+def suppressed(rule: Rule, node: cst.CSTNode, rule_id: str) -> bool:
+    """Whether a `# ts2export: ignore[...]` comment on the node's lines silences ``rule_id`` (then the
+    rules of the uses must leave them alone too: the origin stays TorchScript)."""
+    pos = rule.position(node)
+    lines = rule.context.lines
+    for n in {pos.start.line, pos.end.line}:
+        m = _IGNORE.search(lines[n - 1]) if 0 < n <= len(lines) else None
+        if m:
+            if m.group(1) is None:
+                return True
+            ids = [x.strip().upper() for x in m.group(1).split(",") if x.strip()]
+            if not ids or any(rule_id.startswith(x) for x in ids):
+                return True
+    return False
+
+
 def plan_for(rule: Rule, call: cst.Call) -> Plan:
     """The plan of any producing call this family knows."""
     name = call_name(rule, call)
+    if name in _OWNER and suppressed(rule, call, _OWNER[name]):
+        return Plan(problem=f"the call is suppressed with `# ts2export: ignore` and stays TorchScript")
     if name == TRACE:
         return plan_trace(rule, call)
     if name == SCRIPT:

@@ -312,3 +312,16 @@ def test_scripted_entry_points_with_method_hints_from_config(tmp_path):
             '"encode": torch.export.export(MethodAsModule(model, "encode"), (torch.ones(3, 4),), '
             'dynamic_shapes=(({0: Dim.AUTO, 1: Dim.AUTO},),))}') in new
     assert 'package_pt2("enc.pt", exported_programs=scripted)' in new
+
+
+def test_uses_of_a_suppressed_origin_are_left_alone():
+    res = _fix("""
+        import torch
+
+        def deploy(model):
+            traced = torch.jit.trace(model, torch.randn(2, 3))  # ts2export: ignore[TSX301]
+            traced.save("m.pt")
+            return torch.jit.load("m.pt")
+        """)
+    assert not res.changed
+    assert {f.rule_id for f in res.findings} == {"TSX303", "TSX304"}
