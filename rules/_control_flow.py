@@ -45,6 +45,8 @@ _STATIC_TORCH = {"torch.numel", "torch.is_tensor", "torch.is_floating_point", "t
                  "torch.compiler.is_exporting", "torch.is_nonzero"}
 _STATIC_TORCH_PREFIXES = ("torch.jit.", "torch.cuda.", "torch.backends.", "torch.distributed.", "torch.get_",
                           "torch.is_", "torch.fx.", "torch._C.", "torch.accelerator.", "torch.mps.", "torch.xpu.")
+_TENSOR_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.", "torch.ops.aten.",
+                      "torch.nn.init.", "torch._C._nn.", "torch._C._VariableFunctions.")
 _DATA_TORCH = {"torch.equal", "torch.allclose", "torch.is_nonzero"}
 
 # Operations whose result may share memory with an input (views, no-op conversions, identity modules):
@@ -424,6 +426,8 @@ class Analyzer:
         return UNKNOWN
 
     def _torch(self, node: cst.CSTNode) -> str | None:
+        if not isinstance(node, cst.Name) and dotted(node) is None:
+            return None  # `torch.isnan(x).any` is a method of a tensor, not a torch name
         for q in sorted(self.qualname(node)):
             if q == "torch" or q.startswith("torch."):
                 return q
@@ -456,7 +460,9 @@ class Analyzer:
                 return UNKNOWN  # constructing a module
             if q.startswith("torch.Tensor."):
                 return self._method_kind(q.rsplit(".", 1)[1])
-            return TENSOR
+            if q.count(".") == 1 or q.startswith(_TENSOR_NAMESPACES):
+                return TENSOR  # torch.cat, F.relu, torch.linalg.norm, ...
+            return UNKNOWN  # helpers deeper in torch (torch.ao..., torch.utils...) may return anything
         if isinstance(func, cst.Attribute):
             attr = self_attr(func, scope.self_name)
             if attr is not None:
