@@ -246,11 +246,33 @@ class DataDependentBranch(Rule):
         head = f"`{'elif' if site.is_elif else 'if'} {_short(stmt.test)}:` depends on a tensor value, which torch.export cannot trace"
         try:
             pred, swapped = self._predicate(stmt.test, scope, site)
+            self._check_raise(stmt, pred, swapped)
             edits = self._rewrite(site, pred, swapped)
         except _Unfit as why:
             self.report(stmt.test, f"{head}; {why}")
             return
         self.report(stmt.test, f"{head}; rewrite it with `torch.cond`", edits=edits, imports=[Import("torch")])
+
+    @staticmethod
+    def _check_raise(stmt: cst.If, pred: cst.BaseExpression, swapped: bool) -> None:
+        """`if cond: raise E(msg)` is a check, not a branch: suggest the `torch._check` that export traces."""
+        body = stmt.body.body
+        if stmt.orelse is not None or len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine):
+            return
+        if len(body[0].body) != 1 or not isinstance(body[0].body[0], cst.Raise):
+            return
+        exc = body[0].body[0].exc
+        message = '"..."'
+        if isinstance(exc, cst.Call) and exc.args and isinstance(exc.args[0].value, (cst.SimpleString, cst.FormattedString)):
+            message = code_of(exc.args[0].value)
+        if swapped:
+            holds = code_of(_atom(pred)) + ("" if isinstance(pred, cst.Comparison) else ".bool()")
+            if isinstance(pred, cst.Comparison):
+                holds = f"({code_of(pred)})"
+        else:
+            holds = f"torch.logical_not({code_of(pred)})"
+        raise _Unfit(f"a branch that raises cannot go into torch.cond; check the condition with "
+                     f"`torch._check({holds}.item(), lambda: {message})` instead (it raises RuntimeError)")
 
     # -- the predicate --------------------------------------------------------------------------
     def _predicate(self, test: cst.BaseExpression, scope: Scope, site: Site) -> tuple[cst.BaseExpression, bool]:
@@ -625,7 +647,8 @@ def _check_pure(stmts: list) -> None:
             raise _Unfit(f"a branch calls `{_short(node.value)}` for its side effect, which torch.cond cannot hold; "
                          "move it out of the branch")
         if isinstance(node, cst.Raise):
-            raise _Unfit("a branch raises; check the condition with `torch._check(...)` instead of `if ...: raise`")
+            raise _Unfit("a branch raises, which torch.cond cannot hold; check the condition with "
+                         "`torch._check(<one-element bool tensor>.item(), lambda: msg)` instead of `if ...: raise`")
         if isinstance(node, (cst.For, cst.While)):
             raise _Unfit("a branch contains a loop; move the loop into a helper or restructure it, then use `torch.cond`")
         kind = type(node).__name__.lower()

@@ -347,3 +347,21 @@ def test_rewrite_through_loops_helpers_inheritance_and_nesting(tmp_path):
         torch.testing.assert_close(migrated(x), expected)
         torch.testing.assert_close(ep.module()(x), expected)
         torch.testing.assert_close(migrated(x, mask), scripted(x, mask))
+
+
+def test_raise_on_data_suggests_a_torch_check_that_exports():
+    """`if cond: raise` is reported with a `torch._check(...)` line; that line exports and still raises."""
+    import re
+
+    code = _net("if torch.isnan(x).any():\n    raise ValueError('nan')\nreturn x * 2")
+    (finding,) = _check(code, fix="unsafe").findings
+    suggestion = re.search(r"`(torch\._check\(.*\))` instead", finding.message).group(1)
+    fixed = _net(f"{suggestion}\nreturn x * 2")
+    ns = {}
+    exec(compile(fixed, "fixed.py", "exec"), ns)
+    ep = torch.export.export(ns["Net"](), (torch.randn(3, 4),), strict=False)
+    torch.testing.assert_close(ep.module()(torch.ones(3, 4)), torch.full((3, 4), 2.0))
+    with pytest.raises(RuntimeError):
+        ep.module()(torch.full((3, 4), float("nan")))
+    with pytest.raises(RuntimeError, match="nan"):
+        ns["Net"]()(torch.full((3, 4), float("nan")))
