@@ -684,9 +684,12 @@ def plan_uses(rule: Rule, call: cst.Call, new_code: Callable[[bool], str], what:
                 plan.problem = why + f" (line {rule.position(u.node).start.line})"
                 return plan
     plan.ep_mode = any(u.kind == "ep" for u in uses)
-    if any(u.kind == "value" and isinstance(rule.parent(u.node), cst.Return) for u in uses):
-        plan.notes.append("it is returned: callers that call `.eval()`/`.train()` on it get NotImplementedError "
-                          "(drop those calls; TSX30x follow it within one file only)")
+    returned = [u for u in uses if u.kind == "value" and isinstance(rule.parent(u.node), cst.Return)]
+    if returned:
+        problem = _callers(rule, returned[0].node, plan, what)
+        if problem:
+            plan.problem = problem
+            return plan
     for assign, method in b.rebinds:
         line = rule.parent(assign)
         single = isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1
@@ -771,6 +774,51 @@ def suppressed(rule: Rule, node: cst.CSTNode, rule_id: str) -> bool:
             if not ids or any(rule_id.startswith(x) for x in ids):
                 return True
     return False
+
+
+def _callers(rule: Rule, ret: cst.BaseExpression, plan: Plan, what: str) -> str | None:
+    """The artifact is returned by a function: follow the calls of that function in this file, drop
+    `.eval()`/`.train(False)` on their results (edits added to ``plan``), refuse what cannot be kept."""
+    fn = enclosing(rule, ret, (cst.FunctionDef, cst.Lambda))
+    outer = enclosing(rule, fn, (cst.ClassDef, cst.FunctionDef)) if isinstance(fn, cst.FunctionDef) else None
+    module = _module_of(rule, ret)
+    if not isinstance(fn, cst.FunctionDef) or outer is not None or module is None:
+        plan.notes.append("it is returned: callers that call `.eval()`/`.train()` on it get NotImplementedError "
+                          "(drop those calls; TSX30x follow it within one file only)")
+        return None
+    calls: list[cst.Call] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Name) and node.func.value == fn.name.value and definition(rule, node.func) is fn:
+                calls.append(node)
+
+    module.visit(_V())
+    for c in calls:
+        value = value_expr(rule, c)
+        if value is not c:  # load_model(p).eval()
+            plan.edits.append(Edit(value, c))
+        b = binding(rule, value)
+        if b.problem:
+            continue
+        for u in (classify_use(rule, r) for r in b.uses):
+            line = rule.position(u.node).start.line
+            if u.kind == "mode":
+                edit, why = mode_edit(rule, u)
+                if edit is None:
+                    return f"{why} (on the result of `{fn.name.value}()`, line {line})"
+                plan.edits.append(edit)
+            elif u.kind == "ep" and not plan.ep_mode:
+                return (f"`{fn.name.value}()` returns the {what} and line {line} saves or lowers its result: "
+                        "return the ExportedProgram and call `.module()` where it runs")
+            elif u.kind == "attr-call" and u.detail not in MODULE_METHODS:
+                return f"`.{u.detail}(...)` is called on the result of `{fn.name.value}()` (line {line})"
+        for assign, method in b.rebinds:
+            if method == "eval" or (method == "train" and _is_false(argument(assign.value, 0, "mode"))):
+                plan.edits.append(Edit(rule.parent(assign), cst.RemovalSentinel.REMOVE))
+    plan.notes.append(f"it is returned by `{fn.name.value}()`: `.eval()` on its results in this file dropped too; "
+                      "callers in other files must drop theirs")
+    return None
 
 
 def plan_for(rule: Rule, call: cst.Call) -> Plan:

@@ -325,3 +325,32 @@ def test_uses_of_a_suppressed_origin_are_left_alone():
         """)
     assert not res.changed
     assert {f.rule_id for f in res.findings} == {"TSX303", "TSX304"}
+
+
+def test_artifact_returned_by_a_function_is_followed_to_its_callers():
+    new = _new(_fix("""
+        import torch
+
+        def load_model(path):
+            return torch.jit.load(path)
+
+        def main(x):
+            m = load_model("a.pt")
+            m.eval()
+            n = load_model("b.pt").eval()
+            return m(x), n(x)
+        """))
+    assert "return torch.export.load(path).module()" in new
+    assert "eval()" not in new and 'n = load_model("b.pt")\n' in new
+    res = _fix("""
+        import torch
+
+        def load_model(path):
+            return torch.jit.load(path)
+
+        def main():
+            m = load_model("a.pt")
+            m.train()
+        """)
+    assert not res.changed
+    assert any("training mode is fixed" in f.message for f in res.findings)
