@@ -605,10 +605,12 @@ def is_module_class(cls: cst.ClassDef, qualname: Callable[[cst.CSTNode], set[str
 
 
 def traced_methods(cls: cst.ClassDef, info: ModuleInfo, qualname: Callable[[cst.CSTNode], set[str]]) -> list[cst.FunctionDef]:
-    """`forward`, methods exported to TorchScript with `@torch.jit.export`, and the methods they call."""
+    """`forward`, methods compiled by TorchScript as entry points (`@torch.jit.export`,
+    `@torch.jit.script_method`), and the methods they call."""
     roots = []
     for name, func in info.methods.items():
-        exported = any("torch.jit.export" in qualname(d.decorator) for d in func.decorators)
+        exported = any(qualname(d.decorator) & {"torch.jit.export", "torch.jit.script_method", "torch.jit._script.script_method"}
+                       for d in func.decorators)
         if name == "forward" or exported:
             roots.append(name)
     seen: list[str] = []
@@ -713,19 +715,6 @@ def _sites(block: list, scope: Scope, analyzer: Analyzer, method: cst.FunctionDe
         else:
             for suite in child_suites(stmt):
                 yield from _sites(list(suite.body), scope, analyzer, method)
-
-
-def expressions_of(stmt: cst.CSTNode) -> list[cst.BaseExpression]:
-    """The expressions a statement evaluates itself (not those of the blocks it holds)."""
-    if isinstance(stmt, cst.SimpleStatementLine):
-        return [stmt]  # type: ignore[list-item]
-    if isinstance(stmt, (cst.If, cst.While)):
-        return [stmt.test]
-    if isinstance(stmt, cst.For):
-        return [stmt.iter]
-    if isinstance(stmt, cst.With):
-        return [item.item for item in stmt.items]
-    return []
 
 
 def is_builtin_call(call: cst.Call, name: str, scope: Scope) -> bool:
