@@ -28,9 +28,11 @@ class LiteLoadToExecutorchRuntime(Rule):
     ```
 
     ## Fix safety
-    Unsafe: `execute` takes and returns flat lists of tensors. The rewrite takes the first output,
-    which is the whole result only for a model that returns one tensor; for tuple or dict outputs
-    rebuild them from the list (in order of the flattened output). The file must be the `.pte`
+    Unsafe: `execute` takes and returns flat lists of tensors. Where the result is unpacked right
+    away (`a, b = m(x)`) the list is unpacked the same way; where it is used as a value the rewrite
+    takes the first output, which is the whole result only for a model that returns one tensor.
+    Results that are indexed, iterated or unpacked later (a tuple or dict of outputs, or one
+    tensor?) are reported, not fixed. The file must be the `.pte`
     written by TSX305. Keyword arguments and methods other than `forward` are reported, not fixed.
     """
 
@@ -50,6 +52,14 @@ class LiteLoadToExecutorchRuntime(Rule):
             unsafe=True,
         ),
         Invalid("import torch.jit.mobile\nm = torch.jit.mobile._load_for_lite_interpreter('m.ptl')\nm.encode(1)\n", None, count=1),
+        Invalid(
+            "from torch.jit.mobile import _load_for_lite_interpreter\nm = _load_for_lite_interpreter('m.ptl')\nlogits, hidden = m(x)\n",
+            "from executorch.runtime import Runtime\n\nm = Runtime.get().load_program('m.ptl').load_method(\"forward\")\n"
+            "logits, hidden = m.execute([x])\n",
+            unsafe=True,
+        ),
+        Invalid("from torch.jit.mobile import _load_for_lite_interpreter\nm = _load_for_lite_interpreter('m.ptl')\n"
+                "out = m(x)\nprint(out['logits'])\n", None, count=1),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -78,8 +88,13 @@ class LiteLoadToExecutorchRuntime(Rule):
                     problem = (f"`{code(call or u.node)}` (line {self.position(u.node).start.line}) has no rewrite: "
                                "call the ExecuTorch method as `method.execute([tensors])`")
                     break
+                shape, why = self._result_shape(call)
+                if why:
+                    problem = f"{why} (line {self.position(call).start.line})"
+                    break
                 inputs = ", ".join(code(a.value) for a in args)
-                edits.append(Edit(call, cst.parse_expression(f"{code(u.node)}.execute([{inputs}])[0]")))
+                first = "" if shape == "flat" else "[0]"
+                edits.append(Edit(call, cst.parse_expression(f"{code(u.node)}.execute([{inputs}]){first}")))
         if problem:
             self.report(node, f"`_load_for_lite_interpreter(...)` not rewritten: {problem}{link}")
             return
@@ -87,8 +102,33 @@ class LiteLoadToExecutorchRuntime(Rule):
         self.report(
             node,
             "`_load_for_lite_interpreter(...)` reads a lite-interpreter program: run the ExecuTorch `.pte` with "
-            "`executorch.runtime.Runtime`; calls become `.execute([...])[0]` (the first output: rebuild tuple/dict "
-            f"outputs by hand){link}",
+            "`executorch.runtime.Runtime`; calls become `.execute([...])` (a flat list of outputs: unpacked where the "
+            f"call was, `[0]` where the result is used as one tensor){link}",
             edits=[Edit(node, cst.parse_expression(new)), *edits],
             imports=[Import("executorch.runtime", "Runtime")],
         )
+
+    def _result_shape(self, call: cst.Call) -> tuple[str, str | None]:
+        """How the result of a call of the lite module is used: "flat" (unpacked right away: the list
+        that `execute` returns unpacks the same way for flat tuple outputs), "one" (used as one
+        tensor), or why that cannot be told (several outputs used in a way a list does not keep)."""
+        parent = self.parent(call)
+        if isinstance(parent, cst.Assign) and parent.value is call and len(parent.targets) == 1:
+            target = parent.targets[0].target
+            if isinstance(target, (cst.Tuple, cst.List)):
+                return "flat", None
+            if isinstance(target, cst.Name):
+                for ref in binding(self, call).uses:
+                    use = self.parent(ref)
+                    if isinstance(use, cst.Subscript) and use.value is ref:
+                        return "", (f"`{target.value}[...]` indexes the result: cannot tell a tuple or dict of outputs "
+                                    "from one tensor; index the list that `execute` returns by hand")
+                    if isinstance(use, (cst.For, cst.CompFor)) and use.iter is ref:
+                        return "", f"the result `{target.value}` is iterated: cannot tell several outputs from one tensor"
+                    if isinstance(use, cst.Assign) and use.value is ref and isinstance(use.targets[0].target, (cst.Tuple, cst.List)):
+                        return "", f"the result `{target.value}` is unpacked later: unpack `execute`'s list by hand"
+        if isinstance(parent, cst.Subscript) and parent.value is call:
+            return "", "the result is indexed: cannot tell a tuple or dict of outputs from one tensor"
+        if isinstance(parent, (cst.For, cst.CompFor)) and parent.iter is call:
+            return "", "the result is iterated: cannot tell several outputs from one tensor"
+        return "one", None
