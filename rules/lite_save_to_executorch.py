@@ -59,6 +59,13 @@ class LiteSaveToExecutorch(Rule):
             "pathlib.Path('m.ptl').write_bytes(to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()]).to_executorch().buffer)\n",
         ),
         Invalid("def deploy(m):\n    m._save_for_lite_interpreter('m.ptl')\n", None, count=1),
+        Invalid(
+            "import torch\nep = torch.export.export(m, (x,))\nbuf = ep._save_to_buffer_for_lite_interpreter()\n",
+            "import torch\nfrom executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner\n"
+            "from executorch.exir import to_edge_transform_and_lower\n\n"
+            "ep = torch.export.export(m, (x,))\n"
+            "buf = to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()]).to_executorch().buffer\n",
+        ),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -95,6 +102,6 @@ class LiteSaveToExecutorch(Rule):
             f"with XNNPACK and write {where}; on devices load it with ExecuTorch's `Module` instead of "
             "`LiteModuleLoader` / `_load_for_mobile` (not rewritten)",
             replacement=cst.parse_expression(new),
-            imports=_ET,
+            imports=_ET if name != "_save_to_buffer_for_lite_interpreter" else _ET[1:],
             applicability=plan.applicability,
         )
