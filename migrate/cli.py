@@ -11,6 +11,7 @@ from typing import List, Optional
 import typer
 
 from ts2export import __version__
+from ts2export.artifact_cli import register as register_artifact_commands
 
 app = typer.Typer(
     name="ts2export",
@@ -353,12 +354,8 @@ def _main(version: bool = typer.Option(False, "--version", callback=_version, is
     """ts2export: migrate TorchScript to torch.export and ExecuTorch."""
 
 
-try:  # the artifact wing registers its own commands; the CLI is the only place that knows both
-    from ts2export.artifact_cli import register as _register_artifact_commands
-except ImportError:  # pragma: no cover - during development of the artifact wing
-    _register_artifact_commands = None
-if _register_artifact_commands is not None:
-    _register_artifact_commands(app)
+# The artifact wing registers its own commands; the CLI is the only place that knows both wings.
+register_artifact_commands(app)
 
 
 def main() -> None:
