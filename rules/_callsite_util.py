@@ -1140,6 +1140,10 @@ def plan_load(rule: Rule, call: cst.Call) -> Plan:
         imports.append(Import("torch.export.passes"))
     b = binding(rule, value_expr(rule, call))
     uses = [classify_use(rule, r) for r in b.uses] if not b.problem and b.target is not None else []
+    lowered_at = [u for u in uses if u.kind == "ep" and u.detail in LITE_METHODS | {OPTIMIZE}]
+    if lowered_at:
+        return Plan(problem=(f"the loaded module is lowered for mobile at line {rule.position(lowered_at[0].node).start.line}, "
+                             "which stays as it is (see the finding there)"))
     if any(u.kind == "attr-call" and u.detail not in MODULE_METHODS for u in uses):
         return _plan_load_methods(rule, call, path, loc, extra, uses)
     plan = plan_uses(rule, call, lambda ep: load, "loaded module")

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ts2export.rule import Import, Applicability, Invalid, Rule, Valid, argument
-from ts2export.rules._callsite_util import LITE_METHODS, code, origin, plan_for, pte_path, record
+from ts2export.rules._callsite_util import EXPORT_LOAD, JIT_LOAD, LITE_METHODS, MOVE, code, origin, plan_for, pte_path, record
 
 _ET = [
     Import("pathlib"),
@@ -80,6 +80,12 @@ class LiteSaveToExecutorch(Rule):
                 f"`.{name}(...)` on `{code(func.value)}`, whose origin is not visible in this file: export it and lower it "
                 "with `to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()]).to_executorch()`, "
                 "then write `.buffer` to a `.pte` file"))
+            return
+        if self.matches(source.func, JIT_LOAD, EXPORT_LOAD, MOVE):
+            self.report(node, (
+                f"`.{name}(...)` of a loaded program not rewritten: its dynamic dims have no upper bound, and ExecuTorch "
+                "then accepts only the example's shapes; lower it where it is exported, with `Dim.AUTO(max=...)` dims "
+                "(TSX301/TSX302 do that for traces and scripts lowered in the same file)"))
             return
         plan = plan_for(self, source)
         if plan.problem:
