@@ -83,9 +83,8 @@ class LiteSaveToExecutorch(Rule):
             return
         if self.matches(source.func, JIT_LOAD, EXPORT_LOAD, MOVE):
             self.report(node, (
-                f"`.{name}(...)` of a loaded program not rewritten: its dynamic dims have no upper bound, and ExecuTorch "
-                "then accepts only the example's shapes; lower it where it is exported, with `Dim.AUTO(max=...)` dims "
-                "(TSX301/TSX302 do that for traces and scripts lowered in the same file)"))
+                f"`.{name}(...)` of a loaded program not rewritten: its dynamic dims may have no upper bound (ts2export bounds them only where the program is lowered in the same file), and ExecuTorch "
+                "then accepts only the example's shapes; lower it where it is exported, with `Dim.AUTO(max=...)` dims"))
             return
         plan = plan_for(self, source)
         if plan.problem:
