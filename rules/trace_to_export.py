@@ -35,7 +35,8 @@ class TraceToExport(Rule):
     ## Fix safety
     Unsafe. The exported module runs in the training mode the model had at export time (`.eval()`
     on it raises, so it is dropped); dims the model constrains are specialized (export says which);
-    dims of size 1 in the example are specialized. The rule does not fix, and reports instead:
+    dims of size 1 in the example are specialized; the dropped `check_inputs` expressions no longer
+    run (random ones no longer advance the random number generator). The rule does not fix, and reports instead:
     an example whose batch dim is 0/1 (or a size-1 dim that `check_inputs` vary), a model class (in this file) with `nn.GRU`/`LSTM`/`RNN`
     (export specializes their sequence length), an example whose
     structure or rank it cannot see, and results used in ways it cannot follow (bound twice,
