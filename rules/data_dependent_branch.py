@@ -286,10 +286,11 @@ class DataDependentBranch(Rule):
             raise _Unfit("combine the conditions into one tensor with `&` / `|` (or nest two `if`s), then rewrite it with `torch.cond`")
         if isinstance(test, cst.Comparison) and len(test.comparisons) > 1:
             raise _Unfit("split the chained comparison into one tensor (`(a < t) & (t < b)`), then use `torch.cond`")
-        if kind == TENSOR:
-            return _unparen(test), swapped
-        converted = self._tensorize(test, scope, site)
-        return _unparen(converted), swapped
+        pred = _unparen(test) if kind == TENSOR else _unparen(self._tensorize(test, scope, site))
+        if not _is_bool(pred):
+            # Python's truth of a number is `!= 0`; torch.cond wants a bool (ExecuTorch fails on others).
+            pred = cst.Call(cst.Attribute(_atom(pred), cst.Name("bool")))
+        return pred, swapped
 
     def _tensorize(self, node: cst.BaseExpression, scope: Scope, site: Site) -> cst.BaseExpression:
         """`node` with Python numbers read out of tensors replaced by the tensors themselves."""
@@ -538,6 +539,26 @@ class DataDependentBranch(Rule):
                 return replace.get(id(original), updated)
 
         return [s.visit(_T()) for s in body]
+
+
+_BOOL_OPS = {"any", "all", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isclose", "isreal", "signbit",
+             "logical_and", "logical_or", "logical_not", "logical_xor", "eq", "ne", "lt", "le", "gt", "ge",
+             "greater", "less", "greater_equal", "less_equal", "not_equal", "bool", "isin"}
+
+
+def _is_bool(node: cst.BaseExpression) -> bool:
+    """`node` surely gives a bool tensor."""
+    if isinstance(node, cst.Comparison):
+        return True
+    if isinstance(node, cst.Call):
+        func = node.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        return name in _BOOL_OPS
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert):
+        return _is_bool(node.expression)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)):
+        return _is_bool(node.left) and _is_bool(node.right)
+    return False
 
 
 def _without_pass(stmts: list) -> list:
