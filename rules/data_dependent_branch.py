@@ -89,10 +89,15 @@ class DataDependentBranch(Rule):
     the same dtype (export fails with "expected same dtype" otherwise; add `.to(dtype)`), and the
     predicate becomes a tensor: `t.item() > c` turns into `t > c`, which compares in `t`'s dtype
     instead of Python's float64 (a difference only for values within rounding of `c` in low
-    precision), and `int(t)` becomes `t.long()`. Outputs that may alias an input (views, `.to()`,
-    `nn.Identity`, methods of the module) are returned as `.clone()`, which costs a copy.
-    In eager mode `torch.cond` compiles its branches on first use (a second or so, once per shape
-    family). The rewritten method can no longer be compiled by `torch.jit.script`.
+    precision), `int(t)` becomes `t.long()`, and the truth of a number (`if t:`) becomes
+    `t.bool()`. Outputs that may alias an input (views, `.to()`, `nn.Identity`, methods of the
+    module) are returned as `.clone()`, which costs a copy. Typing is static and follows
+    TorchScript's rules; in code that was never scripted an unannotated argument that is not a tensor
+    can be mistaken for one (annotate it). In eager mode `torch.cond` compiles its branches on first
+    use (a second or so, once per shape family). The rewritten method can no longer be compiled by
+    `torch.jit.script`. ExecuTorch 1.5.1 can compute wrong results, without an error, for several
+    `torch.cond` in one program (their branches share planned memory): check a lowered `.pte`
+    against the original on inputs that take each branch.
     """
 
     id = "TSX401"
