@@ -684,6 +684,12 @@ def plan_uses(rule: Rule, call: cst.Call, new_code: Callable[[bool], str], what:
                 plan.problem = why + f" (line {rule.position(u.node).start.line})"
                 return plan
     plan.ep_mode = any(u.kind == "ep" for u in uses)
+    for u in uses:
+        if u.kind == "ep":
+            why = ep_use_problem(rule, u)
+            if why:
+                plan.problem = f"{why} (line {rule.position(u.node).start.line}), so the {what} stays as it is"
+                return plan
     returned = [u for u in uses if u.kind == "value" and isinstance(rule.parent(u.node), cst.Return)]
     if returned:
         problem = _callers(rule, returned[0].node, plan, what)
@@ -774,6 +780,30 @@ def suppressed(rule: Rule, node: cst.CSTNode, rule_id: str) -> bool:
             if not ids or any(rule_id.startswith(x) for x in ids):
                 return True
     return False
+
+
+def ep_use_problem(rule: Rule, use: Use) -> str | None:
+    """Why the rule of a use of the program (save, lite save, optimize_for_mobile) will not rewrite it;
+    then the producing call must not be rewritten either."""
+    call = use.outer
+    if not isinstance(call, cst.Call):
+        return None
+    if use.detail == "save" and argument(call, 0, "f") is None:
+        return "`.save()` has no path"
+    if use.detail == JIT_SAVE and argument(call, 1, "f") is None:
+        return "`torch.jit.save` has no path"
+    if use.detail == "_save_for_lite_interpreter":
+        if argument(call, 0, "f") is None:
+            return "`._save_for_lite_interpreter()` has no path"
+        if argument(call, 1, "_extra_files") is not None:
+            return "`._save_for_lite_interpreter(..., _extra_files=...)` cannot be lowered as it is"
+    if use.detail == "_save_to_buffer_for_lite_interpreter" and argument(call, 0, "_extra_files") is not None:
+        return "`._save_to_buffer_for_lite_interpreter(_extra_files=...)` cannot be lowered as it is"
+    if use.detail == OPTIMIZE:
+        inner = plan_uses(rule, call, lambda ep: "x", "optimized module")
+        if inner.problem:
+            return f"the result of `optimize_for_mobile` cannot be followed ({inner.problem})"
+    return None
 
 
 def _callers(rule: Rule, ret: cst.BaseExpression, plan: Plan, what: str) -> str | None:

@@ -59,6 +59,8 @@ class LiteSaveToExecutorch(Rule):
             "pathlib.Path('m.ptl').write_bytes(to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()]).to_executorch().buffer)\n",
         ),
         Invalid("def deploy(m):\n    m._save_for_lite_interpreter('m.ptl')\n", None, count=1),
+        Invalid("import torch\nep = torch.export.export(m, (x,))\nep._save_for_lite_interpreter('m.ptl', _extra_files={'a': 'b'})\n",
+                None, count=1),
         Invalid(
             "import torch\nep = torch.export.export(m, (x,))\nbuf = ep._save_to_buffer_for_lite_interpreter()\n",
             "import torch\nfrom executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner\n"
@@ -74,6 +76,13 @@ class LiteSaveToExecutorch(Rule):
             return
         name = func.attr.value
         record(self, node, "lowered", argument(node, 0, "f"))
+        extra = argument(node, 1 if name == "_save_for_lite_interpreter" else 0, "_extra_files")
+        if extra is not None:
+            self.report(node, (
+                f"`.{name}(..., _extra_files=...)` not rewritten: an ExecuTorch `.pte` holds no extra files; write "
+                f"`{code(extra)}` next to the program (or in your app's assets) and then lower it with "
+                "`to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()]).to_executorch()` by hand"))
+            return
         source = origin(self, func.value)
         if source is None:
             self.report(node, (

@@ -58,13 +58,13 @@ class OptimizeForMobile(Rule):
                 "`optimize_for_mobile(...)` of a module whose origin is not visible in this file: export the module and "
                 "lower it with `to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()])`, which does these optimizations"))
             return
-        plan = plan_for(self, source)
-        if plan.problem:
-            self.report(node, f"`optimize_for_mobile(...)` not rewritten: its module stays TorchScript (see the finding at line {self.position(source).start.line})")
-            return
         uses = plan_uses(self, node, lambda ep: code(module), "optimized module")
         if uses.problem:
             self.report(node, f"`optimize_for_mobile(...)` not rewritten: {uses.problem}")
+            return
+        plan = plan_for(self, source)
+        if plan.problem:
+            self.report(node, f"`optimize_for_mobile(...)` not rewritten: its module stays TorchScript (see the finding at line {self.position(source).start.line})")
             return
         backend = argument(node, None, "backend")
         extra = f"; backend {code(backend)}: pick ExecuTorch's partitioner for it by hand" if backend is not None else ""

@@ -354,3 +354,15 @@ def test_artifact_returned_by_a_function_is_followed_to_its_callers():
         """)
     assert not res.changed
     assert any("training mode is fixed" in f.message for f in res.findings)
+
+
+def test_origin_stays_when_a_use_of_the_program_cannot_be_rewritten():
+    res = _fix("""
+        import torch
+
+        def deploy(model):
+            traced = torch.jit.trace(model, torch.randn(2, 3))
+            traced._save_for_lite_interpreter("m.ptl", _extra_files={"labels": "a,b"})
+        """)
+    assert not res.changed  # a rewritten trace with a lite save left behind would raise AttributeError
+    assert {f.rule_id for f in res.findings} == {"TSX301", "TSX305"}
