@@ -1344,19 +1344,6 @@ def plan_programs(rule: Rule, node: cst.Call, model: cst.BaseExpression, pairs: 
                   quote: str = '"') -> tuple[str | None, list[Edit], list[Import]]:
     """One exported program per (method, example inputs), in a dict bound where ``node`` was bound."""
     dim, imports = dim_name(rule, node)
-    entries: list[str] = []
-    methods: dict[str, str] = {}
-    for method, example in pairs:
-        ex, why = export_args(rule, example, None, dim)
-        if ex is None:
-            return f"method `{method}`: {why}", [], []
-        key = "model" if method == "forward" else method
-        methods[method] = key
-        if method == "forward":
-            entries.append(f"{quote}model{quote}: torch.export.export({code(model)}, {ex.args}, dynamic_shapes={ex.shapes})")
-        else:
-            entries.append(f"{quote}{method}{quote}: torch.export.export(MethodAsModule({code(model)}, {quote}{method}{quote}), "
-                           f"{ex.args}, dynamic_shapes=({ex.shapes},))")
     assign = rule.parent(node)
     line = rule.parent(assign) if assign is not None else None
     if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)
@@ -1365,12 +1352,32 @@ def plan_programs(rule: Rule, node: cst.Call, model: cst.BaseExpression, pairs: 
     b = binding(rule, node)
     if b.problem:
         return b.problem, [], []
+    # Lowered to ExecuTorch: one multi-method .pte whose methods are named as in the module (forward),
+    # with bounded dims. Saved as a pt2 archive: forward is "model", the name torch.export.load reads.
+    kinds = [classify_use(rule, r) for r in b.uses]
+    lowered_here = any(u.kind == "ep" and u.detail == "_save_for_lite_interpreter" for u in kinds)
+    if lowered_here and any(u.kind == "ep" and u.detail in ("save", JIT_SAVE) for u in kinds):
+        return "the programs are both saved as pt2 and lowered to ExecuTorch: do one of them per variable", [], []
+    forward_key = "forward" if lowered_here else "model"
+    entries: list[str] = []
+    methods: dict[str, str] = {}
+    for method, example in pairs:
+        ex, why = export_args(rule, example, None, dim, lowered_here)
+        if ex is None:
+            return f"method `{method}`: {why}", [], []
+        key = forward_key if method == "forward" else method
+        methods[method] = key
+        if method == "forward":
+            entries.append(f"{quote}{key}{quote}: torch.export.export({code(model)}, {ex.args}, dynamic_shapes={ex.shapes})")
+        else:
+            entries.append(f"{quote}{method}{quote}: torch.export.export(MethodAsModule({code(model)}, {quote}{method}{quote}), "
+                           f"{ex.args}, dynamic_shapes=({ex.shapes},))")
     edits: list[Edit] = []
     for ref in b.uses:
         u = classify_use(rule, ref)
         name = code(ref)
         if u.kind == "call" and not u.detail:
-            edits.append(Edit(ref, cst.parse_expression(f"{name}[{quote}model{quote}].module()")))
+            edits.append(Edit(ref, cst.parse_expression(f"{name}[{quote}{forward_key}{quote}].module()")))
         elif u.kind in ("call", "attr-call") and (u.detail or "forward") in methods:
             attr = rule.parent(ref)
             edits.append(Edit(attr, cst.parse_expression(f"{name}[{quote}{methods[u.detail or 'forward']}{quote}].module()")))
@@ -1390,6 +1397,16 @@ def plan_programs(rule: Rule, node: cst.Call, model: cst.BaseExpression, pairs: 
             new = f"package_pt2({code(path)}, exported_programs={name}" + (f", extra_files={code(extra)}" if extra is not None else "") + ")"
             edits.append(Edit(save, cst.parse_expression(new)))
             imports = [*imports, Import(PACKAGE, "package_pt2")]
+        elif u.kind == "ep" and u.detail == "_save_for_lite_interpreter":
+            save = u.outer
+            path = argument(save, 0, "f")
+            if path is None or argument(save, 1, "_extra_files") is not None:
+                return f"the lite-interpreter save at line {rule.position(save).start.line} has no path or has extra files", [], []
+            new = (f"pathlib.Path({code(path)}).write_bytes(to_edge_transform_and_lower({name}, "
+                   "partitioner=[XnnpackPartitioner()]).to_executorch().buffer)")
+            edits.append(Edit(save, cst.parse_expression(new)))
+            imports = [*imports, Import("pathlib"), Import("executorch.exir", "to_edge_transform_and_lower"),
+                       Import("executorch.backends.xnnpack.partition.xnnpack_partitioner", "XnnpackPartitioner")]
         else:
             return (f"`{code(u.outer or ref)}` (line {rule.position(ref).start.line}) has no rewrite for a set of "
                     "exported programs"), [], []

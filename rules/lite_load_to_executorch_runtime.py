@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ts2export.rule import Applicability, Edit, Import, Invalid, Rule, Valid, argument
-from ts2export.rules._callsite_util import LITE_LOAD, binding, classify_use, code, pte_path, record, writers
+from ts2export.rules._callsite_util import LITE_LOAD, Use, binding, classify_use, code, pte_path, record, writers
 
 
 class LiteLoadToExecutorchRuntime(Rule):
@@ -10,7 +10,10 @@ class LiteLoadToExecutorchRuntime(Rule):
     Rewrites `_load_for_lite_interpreter(path)` (from `torch.jit.mobile`) to
     `Runtime.get().load_program(path).load_method("forward")` (`executorch.runtime`), and the calls
     of the loaded module, `m(x, y)` / `m.forward(x, y)` / `m.run_method("forward", x, y)`, to
-    `m.execute([x, y])[0]`. The path is kept, as TSX305 keeps it.
+    `m.execute([x, y])[0]`. Where other methods are called (`m.encode(y)`,
+    `m.run_method("encode", y)`), the program is kept and each call loads its method:
+    `m.load_method("encode").execute([y])[0]` (TSX308 writes such multi-method programs). The path
+    is kept, as TSX305 keeps it.
 
     ## Why
     The lite interpreter is deprecated; the `.pte` program that TSX305 writes is run from Python by
@@ -51,7 +54,14 @@ class LiteLoadToExecutorchRuntime(Rule):
             "z = m.execute([torch.ones(3, 8)])[0]\n",
             unsafe=True,
         ),
-        Invalid("import torch.jit.mobile\nm = torch.jit.mobile._load_for_lite_interpreter('m.ptl')\nm.encode(1)\n", None, count=1),
+        Invalid(
+            "import torch.jit.mobile\nm = torch.jit.mobile._load_for_lite_interpreter('m.ptl')\nz = m.encode(y)\n"
+            "w = m.run_method('decode', z)\n",
+            "from executorch.runtime import Runtime\n\nm = Runtime.get().load_program('m.ptl')\n"
+            "z = m.load_method(\"encode\").execute([y])[0]\nw = m.load_method(\"decode\").execute([z])[0]\n",
+            unsafe=True,
+        ),
+        Invalid("import torch.jit.mobile\nm = torch.jit.mobile._load_for_lite_interpreter('m.ptl')\nm.encode(y, k=1)\n", None, count=1),
         Invalid(
             "from torch.jit.mobile import _load_for_lite_interpreter\nm = _load_for_lite_interpreter('m.ptl')\nlogits, hidden = m(x)\n",
             "from executorch.runtime import Runtime\n\nm = Runtime.get().load_program('m.ptl').load_method(\"forward\")\n"
@@ -74,16 +84,24 @@ class LiteLoadToExecutorchRuntime(Rule):
         b = binding(self, node)
         problem = blocked or b.problem or (None if b.target is not None else "the loaded module is not bound to a name")
         edits: list[Edit] = []
+        calls: list[tuple[Use, str | None, list]] = []  # (use, method, args)
         if problem is None:
             for u in (classify_use(self, r) for r in b.uses):
-                call = u.outer
-                args = None
+                call = u.outer if not isinstance(u.outer, cst.Attribute) else self.parent(u.outer)
+                method, args = None, None
                 if u.kind == "call" and isinstance(call, cst.Call):
-                    args = call.args
-                elif u.kind == "attr-call" and u.detail == "run_method" and isinstance(call, cst.Call):
+                    method, args = "forward", list(call.args)
+                elif u.kind == "attr-call" and isinstance(call, cst.Call) and u.detail == "run_method":
                     first = argument(call, 0)
-                    if isinstance(first, cst.SimpleString) and first.evaluated_value == "forward":
-                        args = call.args[1:]
+                    if isinstance(first, cst.SimpleString) and isinstance(first.evaluated_value, str):
+                        method, args = first.evaluated_value, list(call.args[1:])
+                elif u.kind == "attr-call" and isinstance(call, cst.Call) and not u.detail.startswith("_"):
+                    method, args = u.detail, list(call.args)  # an @torch.jit.export method
+                calls.append((u, method, args))
+        several = any(m not in (None, "forward") for _, m, _ in calls)
+        if problem is None:
+            for u, method, args in calls:
+                call = u.outer if not isinstance(u.outer, cst.Attribute) else self.parent(u.outer)
                 if args is None or any(a.keyword is not None or a.star for a in args):
                     problem = (f"`{code(call or u.node)}` (line {self.position(u.node).start.line}) has no rewrite: "
                                "call the ExecuTorch method as `method.execute([tensors])`")
@@ -94,11 +112,12 @@ class LiteLoadToExecutorchRuntime(Rule):
                     break
                 inputs = ", ".join(code(a.value) for a in args)
                 first = "" if shape == "flat" else "[0]"
-                edits.append(Edit(call, cst.parse_expression(f"{code(u.node)}.execute([{inputs}]){first}")))
+                target = f'{code(u.node)}.load_method("{method}")' if several else code(u.node)
+                edits.append(Edit(call, cst.parse_expression(f"{target}.execute([{inputs}]){first}")))
         if problem:
             self.report(node, f"`_load_for_lite_interpreter(...)` not rewritten: {problem}{link}")
             return
-        new = f'Runtime.get().load_program({pte_path(path)}).load_method("forward")'
+        new = f'Runtime.get().load_program({pte_path(path)})' + ("" if several else '.load_method("forward")')
         self.report(
             node,
             "`_load_for_lite_interpreter(...)` reads a lite-interpreter program: run the ExecuTorch `.pte` with "

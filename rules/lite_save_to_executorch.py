@@ -96,6 +96,10 @@ class LiteSaveToExecutorch(Rule):
                 "then accepts only the example's shapes; lower it where it is exported, with `Dim.AUTO(max=...)` dims"))
             return
         plan = plan_for(self, source)
+        if not plan.problem and plan.multi:
+            self.report(node, f"`.{name}(...)` of one program per method (line {self.position(source).start.line}): lowered "
+                              "with that call (TSX308/TSX302) to a multi-method ExecuTorch program")
+            return
         if plan.problem:
             self.report(node, f"`.{name}(...)` not rewritten: the module it saves stays TorchScript (see the finding at line {self.position(source).start.line})")
             return

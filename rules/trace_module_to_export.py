@@ -14,7 +14,9 @@ class TraceModuleToExport(Rule):
     `traced["encode"].module()(y, z)`, `traced.save(p)` / `torch.jit.save(traced, p)` ->
     `package_pt2(p, exported_programs=traced)` (one `.pt2` archive holding every program).
     Readers that call the other methods are rewritten by TSX304 to
-    `load_pt2(p).exported_programs`.
+    `load_pt2(p).exported_programs`. Where the result is written with
+    `_save_for_lite_interpreter(p)` instead, forward is named `"forward"`, dims are bounded, and the
+    dict is lowered to one multi-method ExecuTorch program (TSX307 reads it).
 
     ## Why
     `torch.jit.trace_module` is deprecated. An `ExportedProgram` has one entry point; a pt2
