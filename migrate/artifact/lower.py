@@ -25,6 +25,7 @@ class MethodDelegation:
     fallback_ops: dict[str, int]  # op -> count left to portable kernels
     decomposed_control_flow: bool
     folded_float8: bool = False
+    control_flow_ops: int = 0  # torch.cond / while_loop nodes in the program
     planned_limits: dict[str, int] = dataclasses.field(default_factory=dict)  # unbounded dim -> planned max
 
     @property
@@ -59,6 +60,11 @@ class LowerReport:
                 line += f"; portable kernels: {ops}"
             if m.decomposed_control_flow:
                 line += "; control flow decomposed first"
+            if m.control_flow_ops > 1:
+                line += (
+                    f"\n  warning: {m.method} holds {m.control_flow_ops} torch.cond/while_loop; ExecuTorch 1.5.1 can compute "
+                    "wrong numbers for several in sequence (no error): check the .pte with --verify"
+                )
             if m.folded_float8:
                 line += "; float8 weights folded to float32 constants"
             lines.append(line)
@@ -72,24 +78,9 @@ class LowerReport:
         return "\n".join(lines)
 
 
-def _has_control_flow(ep: Any) -> bool:
+def _control_flow_ops(ep: Any) -> int:
     hops = {torch.ops.higher_order.cond, torch.ops.higher_order.while_loop}
-    return any(n.op == "call_function" and n.target in hops for gm in ep.graph_module.modules() if isinstance(gm, torch.fx.GraphModule) for n in gm.graph.nodes)
-
-
-def _backend_config(control_flow: bool) -> Any:
-    """ExecuTorch 1.5.1's default (greedy, buffer-sharing) memory plan computes wrong results for
-    programs with several torch.cond in sequence (verified: max abs error up to 12 on a tiny model,
-    one cond alone is right). Programs with control flow get the naive plan: no buffer sharing."""
-    if not control_flow:
-        return None
-    from executorch.exir import ExecutorchBackendConfig
-    from executorch.exir.memory_planning import MemoryPlanningAlgorithmSuite, naive
-    from executorch.exir.passes import MemoryPlanningPass
-
-    return ExecutorchBackendConfig(
-        memory_planning_pass=MemoryPlanningPass(memory_planning_algo=MemoryPlanningAlgorithmSuite(algo_list=[naive]))
-    )
+    return sum(n.op == "call_function" and n.target in hops for gm in ep.graph_module.modules() if isinstance(gm, torch.fx.GraphModule) for n in gm.graph.nodes)
 
 
 def _float8_state(ep: Any) -> bool:
@@ -142,11 +133,13 @@ def lower(
     et_mods = _import_executorch()
     programs, meta = load_pt2(pt2)
     decomposed = {}
+    hop_count = {}
     folded = {}
     prepared = {}
     for name, ep in programs.items():
         ep = detach_state(ep)
-        decomposed[name] = _has_control_flow(ep)
+        hop_count[name] = _control_flow_ops(ep)
+        decomposed[name] = hop_count[name] > 0
         ep = ep.run_decompositions() if decomposed[name] else ep
         folded[name] = _float8_state(ep)
         prepared[name] = _fold_float8(ep) if folded[name] else ep
@@ -164,9 +157,11 @@ def lower(
             if b.non_delegated and op != "getitem"
         }
         not_delegated = sum(fallback.values())
-        methods.append(MethodDelegation(name, info.num_delegated_nodes, not_delegated, fallback, decomposed[name], folded[name]))
+        methods.append(
+            MethodDelegation(name, info.num_delegated_nodes, not_delegated, fallback, decomposed[name], folded[name], control_flow_ops=hop_count[name])
+        )
     try:
-        et = edge.to_executorch(_backend_config(any(decomposed.values())))
+        et = edge.to_executorch()
     except Exception as exc:
         raise ArtifactError(f"cannot lower {pt2}: {one_line(exc)}") from None
     buffer = et.buffer

@@ -1,7 +1,6 @@
 """Programs with several torch.cond in sequence: ExecuTorch 1.5.1 can compute wrong numbers for
-them without any error. `lower` plans memory naively for programs with control flow (the default,
-buffer-sharing plan is wrong even where the naive one is right), but some such programs stay wrong
-inside ExecuTorch, and `lower --verify` must catch that rather than ship a silently broken .pte."""
+them without any error (docs/artifacts.md). `lower` warns, and `lower --verify` must catch it rather
+than ship a silently broken .pte."""
 
 import pytest
 import torch
@@ -52,3 +51,4 @@ def test_verify_catches_what_executorch_still_gets_wrong(tmp_path):
     result = CliRunner().invoke(make_app(), ["lower", str(pt2), "-o", str(tmp_path / "g.pte"), "--verify", "--samples", "4"])
     assert result.exit_code == 1, result.output
     assert "MISMATCH" in result.output
+    assert "holds 2 torch.cond/while_loop; ExecuTorch 1.5.1 can compute wrong numbers" in result.output
