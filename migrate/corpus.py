@@ -23,10 +23,11 @@ import sys
 import tempfile
 import tomllib
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ts2export.engine import Options, Task, process_bytes
+from ts2export.config import Config, load_config
+from ts2export.engine import Options, Task, group_facts, needs_facts, process_bytes, with_facts
 from ts2export.discovery import file_kind
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
@@ -98,8 +99,14 @@ class Migration:
 def migrate_tree(case: Case) -> Migration:
     """What ``apply`` makes of ``before/`` (in memory), what is left, and whether it is idempotent."""
     out = Migration()
-    options = Options(select=case.select, fix="unsafe" if case.unsafe_fixes else "safe")
-    check = Options(select=case.select)
+    own = case.before / "pyproject.toml"  # a case may carry its own [tool.ts2export] (inputs, ...)
+    cfg = load_config(case.before, own) if own.is_file() else Config(root=case.before)
+    rule_options = {"inputs": dict(cfg.inputs), "root": str(case.before)}
+    options = Options(select=case.select or tuple(cfg.select), ignore=tuple(cfg.ignore), fix="unsafe" if case.unsafe_fixes else "safe", rule_options=rule_options)
+    check = replace(options, fix=None)
+    sources = [(p.relative_to(case.before).as_posix(), p.read_bytes(), file_kind(p)) for p in source_files(case.before)]
+    if needs_facts(options):  # as `ts2export apply` does: facts of every file first
+        options = with_facts(options, group_facts(process_bytes(d, Task(rel, k), check) for rel, d, k in sources if k))
     for path in source_files(case.before):
         rel = path.relative_to(case.before).as_posix()
         data = path.read_bytes()

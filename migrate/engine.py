@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import re
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -449,8 +449,35 @@ def _run_one(args: tuple[Task, Options]) -> FileResult:
     return process_file(*args)
 
 
+def group_facts(results: Iterable[FileResult]) -> dict[str, list[Fact]]:
+    groups: dict[str, list[Fact]] = {}
+    for r in results:
+        for fact in r.facts:
+            groups.setdefault(fact.key, []).append(fact)
+    return groups
+
+
+def needs_facts(options: Options) -> bool:
+    """Fixing with a rule that reads other files' facts needs a first, checking pass."""
+    return options.fix is not None and any(getattr(r, "uses_facts", False) for r in select_rules(options.select, options.ignore))
+
+
+def with_facts(options: Options, facts: dict[str, list[Fact]]) -> Options:
+    return replace(options, rule_options={**options.rule_options, "facts": facts})
+
+
 def run(tasks: Sequence[Task], options: Options, jobs: int | None = None, progress=None) -> list[FileResult]:
-    """Process files, in parallel where it pays; results sorted by path."""
+    """Process files, in parallel where it pays; results sorted by path.
+
+    When fixing with rules that read facts of other files (e.g. a reader of an artifact that must not
+    be migrated while its writer in another file stays TorchScript), every file is checked first."""
+    if needs_facts(options):
+        first = _run(tasks, replace(options, fix=None), jobs, None)
+        options = with_facts(options, group_facts(first))
+    return _run(tasks, options, jobs, progress)
+
+
+def _run(tasks: Sequence[Task], options: Options, jobs: int | None, progress) -> list[FileResult]:
     jobs = jobs or os.cpu_count() or 1
     results: list[FileResult] = []
     if jobs <= 1 or len(tasks) < 4:

@@ -8,7 +8,7 @@ from collections import Counter
 from typing import Sequence
 
 from ts2export import __version__
-from ts2export.engine import FileResult
+from ts2export.engine import FileResult, group_facts
 from ts2export.registry import all_rules
 from ts2export.rule import Finding
 
@@ -66,10 +66,7 @@ def summary_line(results: Sequence[FileResult]) -> str:
 
 def facts_by_key(results: Sequence[FileResult]) -> dict[str, list]:
     """Facts of all files grouped by key (e.g. an artifact path): the repository-wide links."""
-    groups: dict[str, list] = {}
-    for r in results:
-        for fact in r.facts:
-            groups.setdefault(fact.key, []).append(fact)
+    groups = group_facts(results)
     return {k: sorted(v, key=lambda f: (f.path, f.line, f.column)) for k, v in sorted(groups.items())}
 
 

@@ -203,6 +203,9 @@ class _RuleMeta:
     triggers: ClassVar[tuple[str, ...]] = ("jit",)
     #: A fallback rule's findings are dropped where another rule reports the same place.
     fallback: ClassVar[bool] = False
+    #: The rule reads facts recorded in other files (:meth:`Rule.facts_about`): when fixing, the
+    #: engine then first checks every file to collect them.
+    uses_facts: ClassVar[bool] = False
     VALID: ClassVar[Sequence[Valid]] = ()
     INVALID: ClassVar[Sequence[Invalid]] = ()
 
@@ -274,6 +277,12 @@ class Rule(_RuleMeta, cst.BatchableCSTVisitor):
         Facts with the same ``key`` from all files of a run are listed together (``scan`` prints them
         under "Artifacts"), which links e.g. the save and load sites of one artifact path."""
         self.facts.append((node, kind, key))
+
+    def facts_about(self, key: str) -> list[Fact]:
+        """Facts with ``key`` recorded in the *other* files of this run (only for rules with
+        ``uses_facts = True``, and only while fixing: ``apply``/``diff``)."""
+        facts = self.context.options.get("facts", {})
+        return [f for f in facts.get(key, ()) if f.path != self.context.path]
 
     # -- helpers over metadata --------------------------------------------------------------
     def qualnames(self, node: cst.CSTNode) -> set[str]:

@@ -1232,6 +1232,11 @@ def path_literal(rule: Rule, expr: cst.BaseExpression | None) -> str | None:
     return None
 
 
+# Fact kind of a save site that keeps writing TorchScript: readers of its path in other files stay too.
+STAYS_TORCHSCRIPT = "saved-torchscript"
+LOWERED_TORCHSCRIPT = "lowered-torchscript"  # a lite-interpreter writer that stays
+
+
 def record(rule: Rule, node: cst.CSTNode, kind: str, path: cst.BaseExpression | None) -> None:
     """Record an artifact fact (``saved``/``loaded``/``lowered``/``loaded-pte``) for a path literal, so
     that ``ts2export scan`` links writers and readers of one path across files."""
@@ -1293,6 +1298,15 @@ def writers(rule: Rule, path_expr: cst.BaseExpression, methods: list[str] | None
     module.visit(_V())
     if lines:
         return f"; `{value}` is written in this file at line {', '.join(lines)}", (blocked[0] if blocked else None)
+    # Other files of the run (facts are there while fixing: `apply`/`diff` check every file first).
+    elsewhere = [f for f in rule.facts_about(value) if f.kind in ("saved", "lowered", STAYS_TORCHSCRIPT, LOWERED_TORCHSCRIPT)]
+    stays = [f for f in elsewhere if f.kind in (STAYS_TORCHSCRIPT, LOWERED_TORCHSCRIPT)]
+    if stays:
+        f = stays[0]
+        return (f"; `{value}` is written at {f.path}:{f.line}",
+                f"its writer at {f.path}:{f.line} keeps writing TorchScript (see the finding there); migrate both together")
+    if elsewhere:
+        return f"; `{value}` is written at {', '.join(f'{f.path}:{f.line}' for f in elsewhere)} (migrated too)", None
     return f"; `{value}` is written elsewhere: its writer must save with `torch.export.save` (TSX303) too", None
 
 

@@ -44,6 +44,7 @@ class JitLoadToExportLoad(Rule):
     id = "TSX304"
     summary = "`torch.jit.load(...)` becomes `torch.export.load(...).module()`"
     applicability = Applicability.UNSAFE
+    uses_facts = True  # a reader stays while its writer in another file stays TorchScript
 
     VALID = [
         Valid("import torch\nm = torch.export.load('m.pt2').module()\n"),

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ts2export.rule import Applicability, Import, Invalid, Rule, Valid, argument
-from ts2export.rules._callsite_util import JIT_SAVE, code, origin, plan_for, record
+from ts2export.rules._callsite_util import JIT_SAVE, STAYS_TORCHSCRIPT, code, origin, plan_for, record
 
 
 class JitSaveToExportSave(Rule):
@@ -60,17 +60,18 @@ class JitSaveToExportSave(Rule):
 
     def _handle(self, node: cst.Call, obj: cst.BaseExpression, path: cst.BaseExpression | None,
                 extra: cst.BaseExpression | None, spelled: str) -> None:
-        record(self, node, "saved", path)
         if path is None:
             self.report(node, f"`{spelled}` without a path: rewrite it to `torch.export.save(ep, path)` by hand")
             return
         source = origin(self, obj)
+        plan = plan_for(self, source) if source is not None else None
+        # Readers in other files must know whether this writer stays TorchScript (see writers()).
+        record(self, node, "saved" if plan is not None and not plan.problem else STAYS_TORCHSCRIPT, path)
         if source is None:
             self.report(node, (
                 f"`{spelled}` of `{code(obj)}`, whose origin is not visible in this file: save an "
                 f"`ExportedProgram` with `torch.export.save(ep, {code(path)})` and load it with `torch.export.load`"))
             return
-        plan = plan_for(self, source)
         if not plan.problem and plan.multi:
             self.report(node, f"`{spelled}` of one program per method (line {self.position(source).start.line}): rewritten "
                               "with that call (TSX308/TSX302) to `package_pt2`")

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ts2export.rule import Import, Applicability, Invalid, Rule, Valid, argument
-from ts2export.rules._callsite_util import EXPORT_LOAD, JIT_LOAD, LITE_METHODS, MOVE, code, origin, plan_for, pte_path, record
+from ts2export.rules._callsite_util import LOWERED_TORCHSCRIPT, EXPORT_LOAD, JIT_LOAD, LITE_METHODS, MOVE, code, origin, plan_for, pte_path, record
 
 _ET = [
     Import("pathlib"),
@@ -74,35 +74,39 @@ class LiteSaveToExecutorch(Rule):
         func = node.func
         if not (isinstance(func, cst.Attribute) and func.attr.value in LITE_METHODS):
             return
-        name = func.attr.value
-        record(self, node, "lowered", argument(node, 0, "f"))
+        migrated = self._check(node, func, func.attr.value)
+        # Readers in other files must know whether this writer stays TorchScript (see writers()).
+        record(self, node, "lowered" if migrated else LOWERED_TORCHSCRIPT, argument(node, 0, "f"))
+
+    def _check(self, node: cst.Call, func: cst.Attribute, name: str) -> bool:
+        """Report the call; True when the program it writes is migrated to ExecuTorch."""
         extra = argument(node, 1 if name == "_save_for_lite_interpreter" else 0, "_extra_files")
         if extra is not None:
             self.report(node, (
                 f"`.{name}(..., _extra_files=...)` not rewritten: an ExecuTorch `.pte` holds no extra files; write "
                 f"`{code(extra)}` next to the program (or in your app's assets) and then lower it with "
                 "`to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()]).to_executorch()` by hand"))
-            return
+            return False
         source = origin(self, func.value)
         if source is None:
             self.report(node, (
                 f"`.{name}(...)` on `{code(func.value)}`, whose origin is not visible in this file: export it and lower it "
                 "with `to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()]).to_executorch()`, "
                 "then write `.buffer` to a `.pte` file"))
-            return
+            return False
         if self.matches(source.func, JIT_LOAD, EXPORT_LOAD, MOVE):
             self.report(node, (
                 f"`.{name}(...)` of a loaded program not rewritten: its dynamic dims may have no upper bound (ts2export bounds them only where the program is lowered in the same file), and ExecuTorch "
                 "then accepts only the example's shapes; lower it where it is exported, with `Dim.AUTO(max=...)` dims"))
-            return
+            return False
         plan = plan_for(self, source)
         if not plan.problem and plan.multi:
             self.report(node, f"`.{name}(...)` of one program per method (line {self.position(source).start.line}): lowered "
                               "with that call (TSX308/TSX302) to a multi-method ExecuTorch program")
-            return
+            return True
         if plan.problem:
             self.report(node, f"`.{name}(...)` not rewritten: the module it saves stays TorchScript (see the finding at line {self.position(source).start.line})")
-            return
+            return False
         program = f"to_edge_transform_and_lower({code(func.value)}, partitioner=[XnnpackPartitioner()]).to_executorch().buffer"
         if name == "_save_to_buffer_for_lite_interpreter":
             new = program
@@ -111,7 +115,7 @@ class LiteSaveToExecutorch(Rule):
             path = argument(node, 0, "f")
             if path is None:
                 self.report(node, f"`.{name}()` without a path")
-                return
+                return False
             new = f"pathlib.Path({pte_path(path)}).write_bytes({program})"
             where = f"`{code(path)}`" if pte_path(path) == code(path) else f"`{pte_path(path)}` (was `{code(path)}`)"
         self.report(
@@ -123,3 +127,4 @@ class LiteSaveToExecutorch(Rule):
             imports=_ET if name != "_save_to_buffer_for_lite_interpreter" else _ET[1:],
             applicability=plan.applicability,
         )
+        return True

@@ -366,3 +366,45 @@ def test_origin_stays_when_a_use_of_the_program_cannot_be_rewritten():
         """)
     assert not res.changed  # a rewritten trace with a lite save left behind would raise AttributeError
     assert {f.rule_id for f in res.findings} == {"TSX301", "TSX305"}
+
+
+# -- across files: a reader follows its writer ---------------------------------------------------
+
+_WRITER = '''import torch
+from torch import nn
+
+
+class {cls}(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.{layer}
+
+    def forward(self, x):
+        return self.{call}
+
+
+def deploy(path):
+    x = torch.randn(4, 7, 8)
+    traced = torch.jit.trace({cls}().eval(), (x,))
+    torch.jit.save(traced, "model.pt")
+'''
+_READER = "import torch\n\n\ndef serve(x):\n    m = torch.jit.load(\"model.pt\")\n    return m(x)\n"
+
+
+@pytest.mark.parametrize("writer_stays", [True, False])
+def test_reader_in_another_file_follows_its_writer(tmp_path, run_cli, writer_stays):
+    if writer_stays:  # a GRU trace stays TorchScript (export would fix the sequence length)
+        writer = _WRITER.format(cls="Enc", layer="rnn = nn.GRU(8, 8, batch_first=True)", call="rnn(x)[0]")
+    else:
+        writer = _WRITER.format(cls="Enc", layer="fc = nn.Linear(8, 8)", call="fc(x)")
+    (tmp_path / "deploy.py").write_text(writer)
+    (tmp_path / "serve.py").write_text(_READER)
+    code, out, err = run_cli("apply", "--unsafe-fixes", "--jobs", "1", ".", cwd=tmp_path)
+    serve = (tmp_path / "serve.py").read_text()
+    if writer_stays:
+        assert serve == _READER, "the reader must stay TorchScript while its writer does"
+        assert "serve.py:5:9: TSX304 `torch.jit.load(...)` not rewritten: its writer at deploy.py:17 keeps writing TorchScript" in out
+        assert "torch.jit.save" in (tmp_path / "deploy.py").read_text()
+    else:
+        assert "torch.export.load(\"model.pt\").module()" in serve
+        assert "torch.export.save(" in (tmp_path / "deploy.py").read_text()
