@@ -152,6 +152,21 @@ def run_program(tree: Path, entry: str, timeout: float, extra_files: dict[str, b
         return torch.load(out_file, weights_only=False), log
 
 
+def import_program(path: Path, name: str):
+    """Import a corpus program file as module ``name`` (registered in sys.modules: TorchScript reads
+    the source of the module's classes), quietly as to TorchScript's deprecation warnings."""
+    import importlib.util
+    import warnings
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        spec.loader.exec_module(module)
+    return module
+
+
 def compare_outputs(expected: object, actual: object, case: Case) -> None:
     """Same structure, tensors equal within tolerance (torch.testing), other leaves equal."""
     import torch

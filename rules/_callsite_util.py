@@ -855,7 +855,7 @@ def plan_for(rule: Rule, call: cst.Call) -> Plan:
     """The plan of any producing call this family knows."""
     name = call_name(rule, call)
     if name in _OWNER and suppressed(rule, call, _OWNER[name]):
-        return Plan(problem=f"the call is suppressed with `# ts2export: ignore` and stays TorchScript")
+        return Plan(problem="the call is suppressed with `# ts2export: ignore` and stays TorchScript")
     if name == TRACE:
         return plan_trace(rule, call)
     if name == SCRIPT:

@@ -423,7 +423,7 @@ class DataDependentBranch(Rule):
     def _dataflow(self, site: Site, true_body: list, false_body: list, region: list,
                   returning: bool) -> tuple[list[str], list[str]]:
         """(operands, outputs): tensors the branches read from before, variables they hand on."""
-        scope, analyzer = site.scope, site.analyzer
+        scope = site.scope
         start = _pos(self.position(site.stmt).start)
         stores: set[int] = set()
         assigned_order: list[str] = []

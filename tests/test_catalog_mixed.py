@@ -2,23 +2,17 @@
 leaves code that imports, runs eagerly with the original's outputs (corpus harness) and exports
 with torch.export.export; `check` lists exactly what a person still has to do."""
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import torch
 
-from ts2export.corpus import load_case, migrate_tree
+from ts2export.corpus import import_program, load_case, migrate_tree
 
 CASE = Path(__file__).resolve().parent.parent / "corpus" / "catalog_mixed" / "everything"
 
 
 def _load_golden():
-    spec = importlib.util.spec_from_file_location("catalog_mixed_golden", CASE / "after" / "main.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return import_program(CASE / "after" / "main.py", "catalog_mixed_golden")
 
 
 def test_migrated_module_exports_and_matches_eager():

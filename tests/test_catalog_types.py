@@ -2,12 +2,12 @@
 the exported program computes what the eager model computes; the TorchScript original could not
 be exported (that is why the rules TSX102-TSX108 and TSX202-TSX204 rewrite it)."""
 
-import importlib.util
-import sys
 import warnings
 from pathlib import Path
 
 import pytest
+
+from ts2export.corpus import import_program
 
 torch = pytest.importorskip("torch")
 
@@ -15,13 +15,7 @@ CASE = Path(__file__).resolve().parent.parent / "corpus" / "catalog_types" / "sc
 
 
 def _load(tree: str, name: str):
-    spec = importlib.util.spec_from_file_location(name, CASE / tree / "main.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # TorchScript reads the source of the module's classes
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        spec.loader.exec_module(module)
-    return module
+    return import_program(CASE / tree / "main.py", name)
 
 
 def _model(module):

@@ -10,13 +10,12 @@
 """
 
 import ast
-import importlib.util
-import sys
 import warnings
 from pathlib import Path
 
 import pytest
 
+from ts2export.corpus import import_program
 from ts2export.engine import Options, Task, process_bytes
 
 torch = pytest.importorskip("torch")
@@ -26,13 +25,7 @@ GATE = CORPUS / "cond_gate"
 
 
 def _load(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # TorchScript reads the source of the module's classes
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        spec.loader.exec_module(module)
-    return module
+    return import_program(path, name)
 
 
 @pytest.fixture(scope="module")
