@@ -419,7 +419,8 @@ def process_bytes(data: bytes, task: Task, options: Options) -> FileResult:
     """Check (and fix, in memory) the contents of one file."""
     result = FileResult(path=task.path, original=data)
     rules = [r for r in select_rules(options.select, options.ignore + task.ignored) if task.kind in r.file_kinds]
-    if not rules or not prefilter(data, rules):
+    rules = [r for r in rules if prefilter(data, (r,))]  # only the rules this file can trigger
+    if not rules:
         return result
     try:
         if task.kind == "python":
