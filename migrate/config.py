@@ -53,11 +53,22 @@ def find_pyproject(start: Path) -> Path | None:
     return None
 
 
+def _project_root(start: Path) -> Path:
+    start = start.resolve()
+    folder = start if start.is_dir() else start.parent
+    for candidate in [folder, *folder.parents]:
+        if (candidate / "pyproject.toml").is_file():
+            return candidate
+    return Path.cwd().resolve()
+
+
 def load_config(start: Path, explicit: Path | None = None) -> Config:
     """Config of the nearest pyproject.toml with a [tool.ts2export] table (or ``explicit``)."""
     path = explicit if explicit is not None else find_pyproject(start)
     if path is None:
-        return Config(root=(start if start.is_dir() else start.parent).resolve())
+        # No [tool.ts2export] yet: paths in suggested config entries are relative to the project's
+        # pyproject.toml (where the user would add the table), else to the current folder.
+        return Config(root=_project_root(start))
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
