@@ -458,9 +458,14 @@ def group_facts(results: Iterable[FileResult]) -> dict[str, list[Fact]]:
     return groups
 
 
+def fact_readers(options: Options) -> set[str]:
+    """Ids of the selected rules that read facts recorded in other files."""
+    return {r.id for r in select_rules(options.select, options.ignore) if getattr(r, "uses_facts", False)}
+
+
 def needs_facts(options: Options) -> bool:
     """Fixing with a rule that reads other files' facts needs a first, checking pass."""
-    return options.fix is not None and any(getattr(r, "uses_facts", False) for r in select_rules(options.select, options.ignore))
+    return options.fix is not None and bool(fact_readers(options))
 
 
 def with_facts(options: Options, facts: dict[str, list[Fact]]) -> Options:
@@ -472,10 +477,27 @@ def run(tasks: Sequence[Task], options: Options, jobs: int | None = None, progre
 
     When fixing with rules that read facts of other files (e.g. a reader of an artifact that must not
     be migrated while its writer in another file stays TorchScript), every file is checked first."""
-    if needs_facts(options):
+    readers = fact_readers(options)
+    if not readers:
+        return _run(tasks, options, jobs, progress)
+    if options.fix is not None:
         first = _run(tasks, replace(options, fix=None), jobs, None)
-        options = with_facts(options, group_facts(first))
-    return _run(tasks, options, jobs, progress)
+        return _run(tasks, with_facts(options, group_facts(first)), jobs, progress)
+    # Checking: one pass, then again only the files whose fact readers have a counterpart elsewhere,
+    # so that scan/check report exactly what apply will do.
+    results = _run(tasks, options, jobs, progress)
+    facts = group_facts(results)
+    paths = {f.path for f in facts_linked(facts, readers)}
+    if paths:
+        again = {r.path: r for r in _run([t for t in tasks if t.path in paths], with_facts(options, facts), jobs, None)}
+        results = [again.get(r.path, r) for r in results]
+    return results
+
+
+def facts_linked(facts: dict[str, list[Fact]], readers: set[str]) -> list[Fact]:
+    """Facts recorded by fact-reading rules whose key also has a fact in another file."""
+    return [f for group in facts.values() for f in group
+            if f.rule_id in readers and any(g.path != f.path for g in group)]
 
 
 def _run(tasks: Sequence[Task], options: Options, jobs: int | None, progress) -> list[FileResult]:

@@ -408,3 +408,13 @@ def test_reader_in_another_file_follows_its_writer(tmp_path, run_cli, writer_sta
     else:
         assert "torch.export.load(\"model.pt\").module()" in serve
         assert "torch.export.save(" in (tmp_path / "deploy.py").read_text()
+
+
+def test_check_reports_what_apply_will_do_across_files(tmp_path, run_cli):
+    writer = _WRITER.format(cls="Enc", layer="rnn = nn.GRU(8, 8, batch_first=True)", call="rnn(x)[0]")
+    (tmp_path / "deploy.py").write_text(writer)
+    (tmp_path / "serve.py").write_text(_READER)
+    code, out, _ = run_cli("check", "--jobs", "1", ".", cwd=tmp_path)
+    assert code == 1
+    line = next(line for line in out.splitlines() if line.startswith("serve.py:5:9: TSX304"))
+    assert "its writer at deploy.py:17 keeps writing TorchScript" in line and not line.endswith("[**]")
