@@ -312,6 +312,15 @@ class Rule(_RuleMeta, cst.BatchableCSTVisitor):
     def position(self, node: cst.CSTNode) -> CodeRange:
         return self.get_metadata(PositionProvider, node)
 
+    def in_import(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` is part of an import statement (a name there is not a use)."""
+        current = self.parent(node)
+        while current is not None and not isinstance(current, cst.BaseStatement):
+            if isinstance(current, (cst.Import, cst.ImportFrom)):
+                return True
+            current = self.parent(current)
+        return False
+
     def line_comment(self, node: cst.CSTNode) -> str:
         """The source line(s) a node starts on, for hint comments."""
         pos = self.position(node)

@@ -76,16 +76,8 @@ class JitFinal(Rule):
     def visit_Module(self, node: cst.Module) -> None:
         self._imports = module_imports(node)
 
-    def _in_import(self, node: cst.CSTNode) -> bool:
-        current = self.parent(node)
-        while current is not None and not isinstance(current, cst.BaseStatement):
-            if isinstance(current, (cst.Import, cst.ImportFrom)):
-                return True
-            current = self.parent(current)
-        return False
-
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value != "Final" or not self.matches(node, *_FINAL) or self._in_import(node):
+        if node.attr.value != "Final" or not self.matches(node, *_FINAL) or self.in_import(node):
             return
         if any(binds(i, "typing", "Final", "Final") for i in self._imports):
             replacement, imports = cst.Name("Final"), []
@@ -116,7 +108,7 @@ class JitFinal(Rule):
         parent = self.parent(node)
         if isinstance(parent, cst.Attribute) and parent.attr is node:
             return
-        if not self.matches(node, *_FINAL) or self._in_import(node):
+        if not self.matches(node, *_FINAL) or self.in_import(node):
             return
         statement = None
         for a in global_assignments(self, node, node.value):

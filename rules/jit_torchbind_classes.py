@@ -64,7 +64,7 @@ class JitTorchbindClasses(Rule):
         if isinstance(parent, cst.Attribute) and parent.value is node:
             return  # report the outermost attribute only
         name = self.matches_prefix(node, "torch.classes")
-        if not name or name == "torch.classes" or self._in_import(node):
+        if not name or name == "torch.classes" or self.in_import(node):
             return
         cls = name[len("torch.classes."):]
         self._classes.append(cls.replace(".", "::", 1))
@@ -90,11 +90,3 @@ class JitTorchbindClasses(Rule):
                 f"`torch.ops.load_library(...)` registers the TorchBind classes used in this file ({shown}); "
                 "register a fake class for each to export, or replace them by tensors and custom ops for ExecuTorch",
             )
-
-    def _in_import(self, node: cst.CSTNode) -> bool:
-        current = self.parent(node)
-        while current is not None and not isinstance(current, cst.BaseStatement):
-            if isinstance(current, (cst.Import, cst.ImportFrom)):
-                return True
-            current = self.parent(current)
-        return isinstance(current, (cst.Import, cst.ImportFrom))

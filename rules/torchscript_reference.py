@@ -56,16 +56,6 @@ class TorchScriptReference(Rule):
         parent = self.parent(node)
         return not (isinstance(parent, cst.Attribute) and parent.value is node)
 
-    def _in_import(self, node: cst.CSTNode) -> bool:
-        current = self.parent(node)
-        while current is not None:
-            if isinstance(current, (cst.Import, cst.ImportFrom)):
-                return True
-            if isinstance(current, cst.BaseStatement):
-                return False
-            current = self.parent(current)
-        return False
-
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value in _SCRIPT_ONLY_ATTRIBUTES:
             self._report(node, "." + node.attr.value)
@@ -82,5 +72,5 @@ class TorchScriptReference(Rule):
         if not self._outermost(node):
             return
         name = self.matches_prefix(node, *TORCHSCRIPT_PREFIXES)
-        if name and not self._in_import(node):
+        if name and not self.in_import(node):
             self._report(node, name)
