@@ -160,28 +160,31 @@ class JitForkWait(Rule):
         return list(found.values())
 
     # -- plans ----------------------------------------------------------------------------
+    def _bound_value(self, target: cst.CSTNode, edits: list[Edit], in_list: bool) -> cst.BaseExpression | None:
+        """The value bound to ``target`` by `x = v` or `x: Future[T] = v` (the annotation's rewrite
+        is added to ``edits``); None for any other binding."""
+        owner = self.parent(target)
+        if isinstance(owner, cst.AssignTarget):
+            stmt = self.parent(owner)
+            if not isinstance(stmt, cst.Assign) or len(stmt.targets) != 1:
+                return None
+            return stmt.value
+        if isinstance(owner, cst.AnnAssign) and owner.target is target and owner.value is not None:
+            ann = self._future_annotation(owner.annotation.annotation, in_list=in_list)
+            if ann is None:
+                return None
+            edits += ann
+            return owner.value
+        return None
+
     def _plan_value(self, scope, name: str) -> list[Edit] | None:
         """Edits for a name that holds one future at a time: bound to forks, only waited on."""
         if scope is None or not scope.assignments[name]:
             return None
         edits: list[Edit] = []
         for a in scope.assignments[name]:
-            target = a.node
-            owner = self.parent(target)
-            if isinstance(owner, cst.AssignTarget):
-                stmt = self.parent(owner)
-                if not isinstance(stmt, cst.Assign) or len(stmt.targets) != 1:
-                    return None
-                value = stmt.value
-            elif isinstance(owner, cst.AnnAssign) and owner.target is target and owner.value is not None:
-                value = owner.value
-                ann = self._future_annotation(owner.annotation.annotation, in_list=False)
-                if ann is None:
-                    return None
-                edits += ann
-            else:
-                return None
-            if not self._is_call_of(value, _FORK):
+            value = self._bound_value(a.node, edits, in_list=False)
+            if value is None or not self._is_call_of(value, _FORK):
                 return None
             call = self._direct_call(value)
             if call is None:
@@ -203,20 +206,8 @@ class JitForkWait(Rule):
         edits: list[Edit] = []
         forks: list[cst.Call] = []
         for a in scope.assignments[name]:
-            target = a.node
-            owner = self.parent(target)
-            if isinstance(owner, cst.AssignTarget):
-                stmt = self.parent(owner)
-                if not isinstance(stmt, cst.Assign) or len(stmt.targets) != 1:
-                    return None
-                value = stmt.value
-            elif isinstance(owner, cst.AnnAssign) and owner.target is target and owner.value is not None:
-                value = owner.value
-                ann = self._future_annotation(owner.annotation.annotation, in_list=True)
-                if ann is None:
-                    return None
-                edits += ann
-            else:
+            value = self._bound_value(a.node, edits, in_list=True)
+            if value is None:
                 return None
             if isinstance(value, cst.ListComp) and self._is_call_of(value.elt, _FORK):
                 forks.append(value.elt)
