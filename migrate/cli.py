@@ -43,6 +43,12 @@ FormatOpt = typer.Option(Format.text, "--format", help="Report format.")
 OutputOpt = typer.Option(None, "--output", "-o", help="Write the report to this file instead of standard output.")
 ProgressOpt = typer.Option(True, "--progress/--no-progress", help="Progress bar on long runs (terminal only).")
 UnsafeOpt = typer.Option(False, "--unsafe-fixes", help="Also apply fixes that may change behaviour (see `ts2export explain`).")
+PlanOpt = typer.Option(False, "--unsafe-fixes", help="Report what `apply --unsafe-fixes` would hold back (default: what `apply` would).")
+ExternalOpt = typer.Option(
+    None, "--external-readers/--no-external-readers",
+    help="Also rewrite readers of artifacts that no checked file writes (convert those files first; "
+    "default: the config's external-readers, else no).",
+)
 
 
 def fail(message: str, code: int = EXIT_ERROR) -> "typer.Exit":
@@ -57,7 +63,7 @@ def _split(values: Optional[List[str]]) -> list[str]:
     return out
 
 
-def _run_engine(paths, select, ignore, config, jobs, fix, progress):
+def _run_engine(paths, select, ignore, config, jobs, fix, progress, plan="safe", external=None):
     """Discover, configure and run the engine; user errors exit 2 with one line."""
     from ts2export.config import ConfigError, load_config
     from ts2export.discovery import DiscoveryError, discover
@@ -85,6 +91,8 @@ def _run_engine(paths, select, ignore, config, jobs, fix, progress):
         ignore=tuple(ignore_ids),
         fix=fix,
         rule_options={"inputs": dict(cfg.inputs), "root": str(cfg.root)},
+        plan=plan,
+        external_readers=cfg.external_readers if external is None else external,
     )
     return _with_progress(tasks, options, jobs, progress)
 
@@ -106,16 +114,17 @@ def _per_file_ignores(path: Path, cfg) -> tuple[str, ...]:
 
 
 def _with_progress(tasks, options, jobs, progress):
-    from ts2export.engine import run
+    """The engine's run (results and program model), with a progress bar on a terminal."""
+    from ts2export.engine import analyze
 
     show = progress and len(tasks) >= 50 and sys.stderr.isatty() and not os.environ.get("CI")
     if not show:
-        return run(tasks, options, jobs or None)
+        return analyze(tasks, options, jobs or None)
     from rich.progress import Progress
 
     with Progress(transient=True, console=_console(stderr=True)) as bar:
         task_id = bar.add_task("checking", total=len(tasks))
-        return run(tasks, options, jobs or None, progress=lambda: bar.advance(task_id))
+        return analyze(tasks, options, jobs or None, progress=lambda: bar.advance(task_id))
 
 
 def _console(stderr: bool = False):
@@ -137,11 +146,12 @@ def _emit(text: str, output: Optional[Path]) -> None:
         raise fail(f"{output}: cannot write report: {exc.strerror or exc}")
 
 
-def _report(results, fmt: Format, output: Optional[Path], table: bool) -> None:
+def _report(run, fmt: Format, output: Optional[Path], table: bool) -> None:
     from ts2export import output as out
 
+    results = run.results
     if fmt is Format.json:
-        _emit(out.to_json(results), output)
+        _emit(out.to_json(results, run.program), output)
     elif fmt is Format.sarif:
         _emit(out.to_sarif(results), output)
     elif fmt is Format.github:
@@ -156,7 +166,7 @@ def _report(results, fmt: Format, output: Optional[Path], table: bool) -> None:
             if table and lines:
                 _rule_table(results)
             if table:
-                sys.stdout.write(out.facts_text(results))
+                sys.stdout.write(out.artifacts_text(run.program))
             sys.stdout.write(out.summary_line(results) + "\n")
     _print_errors(results)
 
@@ -189,6 +199,18 @@ def _rule_table(results) -> None:
     _console().print(table)
 
 
+def _plan(unsafe: bool) -> str:
+    return "unsafe" if unsafe else "safe"
+
+
+def _print_held(results) -> None:
+    held = [f for r in results for f in r.findings if f.held]
+    if held:
+        typer.echo(f"Held back ({len(held)}): these fixes would break code that stays TorchScript:", err=True)
+        for f in held:
+            typer.echo(f"  {f.path}:{f.line}:{f.column}: {f.rule_id} {f.held}", err=True)
+
+
 def _exit_code(results, pending: bool) -> int:
     if any(r.error for r in results):
         return EXIT_ERROR
@@ -205,13 +227,16 @@ def scan(
     format: Format = FormatOpt,
     output: Optional[Path] = OutputOpt,
     progress: bool = ProgressOpt,
+    unsafe_fixes: bool = PlanOpt,
+    external_readers: Optional[bool] = ExternalOpt,
 ) -> None:
     """List every TorchScript construct, with a per-rule summary. Writes nothing.
 
+    Findings whose fix `apply` would hold back (it would break code that stays TorchScript) say why.
     Exit 0 (findings are not a failure here; use `check` to gate), 2 on errors."""
-    results = _run_engine(paths, select, ignore, config, jobs, None, progress)
-    _report(results, format, output, table=True)
-    raise typer.Exit(_exit_code(results, pending=False))
+    run = _run_engine(paths, select, ignore, config, jobs, None, progress, _plan(unsafe_fixes), external_readers)
+    _report(run, format, output, table=True)
+    raise typer.Exit(_exit_code(run.results, pending=False))
 
 
 @app.command()
@@ -224,11 +249,14 @@ def check(
     format: Format = FormatOpt,
     output: Optional[Path] = OutputOpt,
     progress: bool = ProgressOpt,
+    unsafe_fixes: bool = PlanOpt,
+    external_readers: Optional[bool] = ExternalOpt,
 ) -> None:
     """The CI gate: exit 0 when no TorchScript construct remains (suppressed ones aside),
     1 when some remain, 2 on usage, config or I/O errors and files that cannot be parsed."""
-    results = _run_engine(paths, select, ignore, config, jobs, None, progress)
-    _report(results, format, output, table=False)
+    run = _run_engine(paths, select, ignore, config, jobs, None, progress, _plan(unsafe_fixes), external_readers)
+    _report(run, format, output, table=False)
+    results = run.results
     raise typer.Exit(_exit_code(results, pending=any(r.findings for r in results)))
 
 
@@ -241,13 +269,15 @@ def diff(
     config: Optional[Path] = ConfigOpt,
     jobs: int = JobsOpt,
     progress: bool = ProgressOpt,
+    external_readers: Optional[bool] = ExternalOpt,
 ) -> None:
     """Show the unified diff that `apply` would write (git apply-able when piped). Writes nothing.
 
+    Fixes held back (they would break code that stays TorchScript) are listed on stderr with why.
     Exit 0 when nothing would change, 1 when something would, 2 on errors."""
     from ts2export.output import unified_diff
 
-    results = _run_engine(paths, select, ignore, config, jobs, "unsafe" if unsafe_fixes else "safe", progress)
+    results = _run_engine(paths, select, ignore, config, jobs, _plan(unsafe_fixes), progress, external=external_readers).results
     changed = [r for r in results if r.changed]
     color = sys.stdout.isatty()
     console = _console() if color else None
@@ -260,6 +290,7 @@ def diff(
             style = "bold" if line.startswith(("---", "+++")) else "green" if line.startswith("+") else "red" if line.startswith("-") else "cyan" if line.startswith("@@") else None
             console.print(line, style=style, markup=False)
     _print_errors(results)
+    _print_held(results)
     n = sum(len(r.fixed) for r in changed)
     typer.echo(f"{len(changed)} file{'s' if len(changed) != 1 else ''} would change ({n} fix{'es' if n != 1 else ''}).", err=True)
     raise typer.Exit(_exit_code(results, pending=bool(changed)))
@@ -274,14 +305,17 @@ def apply(
     config: Optional[Path] = ConfigOpt,
     jobs: int = JobsOpt,
     progress: bool = ProgressOpt,
+    external_readers: Optional[bool] = ExternalOpt,
 ) -> None:
     """Write the fixes (safe ones; with --unsafe-fixes also unsafe ones) and list what is left.
 
-    Exit 0 when nothing is left, 1 when findings remain for a person, 2 on errors."""
+    A fix that would break code that stays TorchScript (a unit that cannot migrate whole) is held
+    back and listed with the reason. Exit 0 when nothing is left, 1 when findings remain for a
+    person, 2 on errors."""
     from ts2export.output import finding_line, summary_line
     from ts2export.textio import atomic_write_bytes
 
-    results = _run_engine(paths, select, ignore, config, jobs, "unsafe" if unsafe_fixes else "safe", progress)
+    results = _run_engine(paths, select, ignore, config, jobs, _plan(unsafe_fixes), progress, external=external_readers).results
     written = 0
     for r in results:
         if r.changed:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ts2export.config import Config, load_config
-from ts2export.engine import Options, Task, group_facts, needs_facts, process_bytes, with_facts
+from ts2export.engine import FileResult, Options, Task, analyze
 from ts2export.discovery import file_kind
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
@@ -96,36 +96,42 @@ class Migration:
     second_pass_changes: list[str] = field(default_factory=list)
 
 
-def migrate_tree(case: Case) -> Migration:
-    """What ``apply`` makes of ``before/`` (in memory), what is left, and whether it is idempotent."""
-    out = Migration()
+def case_options(case: Case, fix: str | None) -> Options:
     own = case.before / "pyproject.toml"  # a case may carry its own [tool.ts2export] (inputs, ...)
     cfg = load_config(case.before, own) if own.is_file() else Config(root=case.before)
     rule_options = {"inputs": dict(cfg.inputs), "root": str(case.before)}
-    options = Options(select=case.select or tuple(cfg.select), ignore=tuple(cfg.ignore), fix="unsafe" if case.unsafe_fixes else "safe", rule_options=rule_options)
-    check = replace(options, fix=None)
-    sources = [(p.relative_to(case.before).as_posix(), p.read_bytes(), file_kind(p)) for p in source_files(case.before)]
-    if needs_facts(options):  # as `ts2export apply` does: facts of every file first
-        options = with_facts(options, group_facts(process_bytes(d, Task(rel, k), check) for rel, d, k in sources if k))
-    for path in source_files(case.before):
-        rel = path.relative_to(case.before).as_posix()
-        data = path.read_bytes()
-        kind = file_kind(path)
-        if kind is None:
-            out.files[rel] = data
-            continue
-        res = process_bytes(data, Task(rel, kind), options)
-        if res.error:
-            out.errors.append(f"{rel}: {res.error}")
-        out.errors.extend(res.notes)
-        new = res.new if res.changed else data
-        out.files[rel] = new
-        again = process_bytes(new, Task(rel, kind), options)
-        if again.changed:
-            out.second_pass_changes.append(rel)
-        left = process_bytes(new, Task(rel, kind), check)
-        out.remaining.update(f.rule_id for f in left.findings)
+    return Options(select=case.select or tuple(cfg.select), ignore=tuple(cfg.ignore), fix=fix,
+                   rule_options=rule_options, plan="unsafe" if case.unsafe_fixes else "safe",
+                   external_readers=cfg.external_readers)
+
+
+def run_tree(files: dict[str, bytes], options: Options) -> list[FileResult]:
+    """What the engine makes of an in-memory tree (relative path -> bytes), as `apply` would."""
+    tasks = [Task(rel, kind, data=data) for rel, data in sorted(files.items()) if (kind := file_kind(Path(rel)))]
+    return analyze(tasks, options, jobs=1).results
+
+
+def migrate_files(files: dict[str, bytes], options: Options) -> Migration:
+    """Apply ``options`` to an in-memory tree; what is left, and whether a second apply changes more."""
+    out = Migration()
+    results = {r.path: r for r in run_tree(files, options)}
+    for rel, data in files.items():
+        r = results.get(rel)
+        if r is not None:
+            if r.error:
+                out.errors.append(f"{rel}: {r.error}")
+            out.errors.extend(r.notes)
+        out.files[rel] = r.new if r is not None and r.changed else data
+    out.second_pass_changes = [r.path for r in run_tree(out.files, options) if r.changed]
+    for r in run_tree(out.files, replace(options, fix=None)):
+        out.remaining.update(f.rule_id for f in r.findings)
     return out
+
+
+def migrate_tree(case: Case) -> Migration:
+    """What ``apply`` makes of ``before/`` (in memory), what is left, and whether it is idempotent."""
+    files = {p.relative_to(case.before).as_posix(): p.read_bytes() for p in source_files(case.before)}
+    return migrate_files(files, case_options(case, "unsafe" if case.unsafe_fixes else "safe"))
 
 
 def run_program(tree: Path, entry: str, timeout: float, extra_files: dict[str, bytes] | None = None) -> tuple[object, str]:

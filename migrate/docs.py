@@ -48,7 +48,13 @@ def rule_markdown(rule: AnyRule, heading_level: int = 2) -> str:
         for ex in examples:
             parts += [f"```{lang}", ex.code.rstrip("\n"), "```", ""]
             if ex.expected is not None:
-                parts += [f"becomes{' (with `--unsafe-fixes`)' if ex.unsafe else ''}:", "", f"```{lang}", ex.expected.rstrip("\n"), "```", ""]
+                flags = [f for f, on in (("--unsafe-fixes", ex.unsafe), ("--external-readers", getattr(ex, "external_readers", False))) if on]
+                also = getattr(ex, "with_rules", ())
+                how = " and ".join(f"`{f}`" for f in flags)
+                note = f" (with {how})" if how else ""
+                if also:
+                    note += f", together with {', '.join(also)}"
+                parts += [f"becomes{note}:", "", f"```{lang}", ex.expected.rstrip("\n"), "```", ""]
     if rule.VALID:
         parts += ["Left alone:", ""]
         for ex in rule.VALID:

@@ -5,6 +5,7 @@ The engine knows rules only through :mod:`ts2export.registry`; it never names on
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from concurrent.futures import ProcessPoolExecutor
@@ -15,10 +16,11 @@ from typing import Iterable, Sequence
 import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
-from libcst.metadata import MetadataWrapper, PositionProvider, ScopeProvider
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, ScopeProvider
 
+from ts2export.program import Decision, FileDecision, Program, ScanFinding
 from ts2export.registry import AnyRule, matches_selector, select_rules
-from ts2export.rule import Applicability, Fact, Finding, Fix, Rule, RuleContext, TextRule
+from ts2export.rule import Applicability, Finding, Fix, ProgramView, Rule, RuleContext, TextRule
 
 MAX_FIX_ROUNDS = 8
 
@@ -33,6 +35,12 @@ class Options:
     ignore: tuple[str, ...] = ()
     fix: str | None = None  # None (report), "safe" or "unsafe"
     rule_options: dict = field(default_factory=dict)
+    plan: str = "safe"  # when only checking: the fix mode whose held-back fixes are reported
+    external_readers: bool = False  # rewrite readers of artifacts that no file of the run writes
+
+    @property
+    def mode(self) -> str:
+        return self.fix or self.plan
 
 
 @dataclass
@@ -43,7 +51,6 @@ class FileResult:
     suppressed: int = 0
     error: str | None = None  # the file could not be read/decoded/parsed
     notes: list[str] = field(default_factory=list)  # e.g. fixes dropped because the result did not compile
-    facts: list[Fact] = field(default_factory=list)  # for the repository-wide report (as first seen)
     original: bytes | None = None
     new: bytes | None = None  # set when fixing changed the file
 
@@ -52,11 +59,14 @@ class FileResult:
         return self.new is not None and self.new != self.original
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Task:
     path: str
     kind: str
     ignored: tuple[str, ...] = ()  # per-file ignores
+    data: bytes | None = None  # the file's bytes when they do not come from disk (corpus, tests)
+    decision: FileDecision | None = None  # what the program model holds back in this file
+    view: ProgramView | None = None  # what rules may ask about other files
 
 
 # --------------------------------------------------------------------------------------------
@@ -94,17 +104,25 @@ def _is_suppressed(f: Finding, table: dict[int, set[str] | None]) -> bool:
 
 
 def _analyze(
-    module: cst.Module, path: str, source: str, rules: Sequence[type[Rule]], options: Options, facts: list | None = None
+    module: cst.Module, path: str, source: str, rules: Sequence[type[Rule]], options: Options,
+    view: ProgramView | None = None,
 ) -> tuple[list[Finding], int, MetadataWrapper]:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    ctx = RuleContext(path=path, source=source, options=options.rule_options)
+    ctx = RuleContext(path=path, source=source, options=options.rule_options, program=view or ProgramView())
     instances = [r(ctx) for r in rules]
     wrapper.visit_batched(instances)
     positions = wrapper.resolve(PositionProvider)
+    parents = wrapper.resolve(ParentNodeProvider)
     findings: list[Finding] = []
     for rule in instances:
         for node, message, fix, appl in rule.findings:
             pos = positions[node]
+            defs = _enclosing_defs(node, parents)
+            spans = ()
+            if fix is not None:
+                spans = tuple(((positions[e.node].start.line, positions[e.node].start.column),
+                               (positions[e.node].end.line, positions[e.node].end.column))
+                              for e in fix.edits if e.node in positions)
             findings.append(
                 Finding(
                     rule_id=rule.id,
@@ -117,17 +135,39 @@ def _analyze(
                     applicability=appl,
                     fallback=rule.fallback,
                     fix=fix,
+                    anchor=anchor(rule.id, defs, module.code_for_node(node)),
+                    defs=defs,
+                    fix_spans=spans,
                 )
             )
-    if facts is not None:
-        for rule in instances:
-            for node, kind, key in rule.facts:
-                pos = positions[node]
-                facts.append(Fact(rule.id, kind, key, path, pos.start.line, pos.start.column + 1))
     findings = _drop_covered_fallbacks(findings)
     table = suppressions(source)
     kept = [f for f in findings if not _is_suppressed(f, table)]
     return kept, len(findings) - len(kept), wrapper
+
+
+def _enclosing_defs(node: cst.CSTNode, parents) -> tuple[str, ...]:
+    """Qualified names of the classes and functions around a node, innermost first
+    (``("Gate.forward", "Gate")``), as :mod:`ts2export.pyindex` names them."""
+    names: list[str] = []
+    current = parents.get(node)
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        current = node
+    while current is not None:
+        if isinstance(current, (cst.FunctionDef, cst.ClassDef)):
+            names.append(current.name.value)
+        current = parents.get(current)
+    names.reverse()
+    return tuple(".".join(names[:i]) for i in range(len(names), 0, -1))
+
+
+def anchor(rule_id: str, defs: Sequence[str], code: str) -> str:
+    """A name for a finding that survives fixes elsewhere in the file: its rule, the top-level
+    definition around it and its own code (whitespace aside). Identical constructs in one
+    top-level definition share it, and are held back together."""
+    top = defs[-1] if defs else ""
+    digest = hashlib.sha1(re.sub(r"\s+", "", code).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{rule_id}:{top}:{digest}"
 
 
 def _drop_covered_fallbacks(findings: list[Finding]) -> list[Finding]:
@@ -317,11 +357,7 @@ def _fix_key(f: Finding, module: cst.Module) -> tuple:
 
 
 def _allowed(f: Finding, mode: str | None) -> bool:
-    if f.fix is None or mode is None:
-        return False
-    if f.applicability is Applicability.SAFE:
-        return True
-    return f.applicability is Applicability.UNSAFE and mode == "unsafe"
+    return f.fix is not None and mode_allows(f.applicability, mode)
 
 
 def decode_for_diff(data: bytes) -> str:
@@ -345,7 +381,8 @@ def prefilter(data: bytes, rules: Iterable[AnyRule]) -> bool:
     return False
 
 
-def process_python(data: bytes, path: str, rules: Sequence[type[Rule]], options: Options, result: FileResult) -> None:
+def process_python(data: bytes, path: str, rules: Sequence[type[Rule]], options: Options, result: FileResult,
+                   decision: FileDecision | None = None, view: ProgramView | None = None) -> None:
     import io
     import tokenize
 
@@ -373,11 +410,14 @@ def process_python(data: bytes, path: str, rules: Sequence[type[Rule]], options:
     dropped: set = set()
     changed = False
     findings: list[Finding] = []
+    decision = decision or FileDecision({}, {}, {})
     for _round in range(MAX_FIX_ROUNDS + 1):
-        findings, suppressed, wrapper = _analyze(module, path, module.code, rules, options, result.facts if _round == 0 else None)
+        findings, suppressed, wrapper = _analyze(module, path, module.code, rules, options, view)
         if _round == 0:
             result.suppressed = suppressed
-        candidates = [f for f in findings if _allowed(f, options.fix) and _fix_key(f, module) not in dropped]
+        for f in findings:
+            _decide(f, decision, options.mode)
+        candidates = [f for f in findings if not f.held and _allowed(f, options.fix) and _fix_key(f, module) not in dropped]
         if not candidates or _round == MAX_FIX_ROUNDS:
             break
         new, applied = _apply_round(wrapper, candidates, path, dropped, result.notes)
@@ -391,6 +431,21 @@ def process_python(data: bytes, path: str, rules: Sequence[type[Rule]], options:
     result.findings = findings
     if changed:
         result.new = module.bytes
+
+
+def _decide(f: Finding, decision: FileDecision, mode: str) -> None:
+    """Apply the program model's decision to a finding: held back (with the reason) or not (only
+    fixes that this run's mode writes are held back)."""
+    f.unit = decision.units.get(f.anchor)
+    if not mode_allows(f.applicability, mode):
+        return
+    reason = decision.held.get(f.anchor)
+    if reason is None:
+        from ts2export.registry import rule_by_id
+
+        rule = rule_by_id(f.rule_id)
+        reason = decision.region_hold(f.defs, getattr(rule, "keeps_torchscript", False), getattr(rule, "keeps_tracing", False))
+    f.held = reason
 
 
 def process_text(data: bytes, path: str, rules: Sequence[type[TextRule]], options: Options, result: FileResult) -> None:
@@ -424,7 +479,8 @@ def process_bytes(data: bytes, task: Task, options: Options) -> FileResult:
         return result
     try:
         if task.kind == "python":
-            process_python(data, task.path, [r for r in rules if issubclass(r, Rule)], options, result)
+            process_python(data, task.path, [r for r in rules if issubclass(r, Rule)], options, result,
+                           task.decision, task.view)
         else:
             process_text(data, task.path, [r for r in rules if issubclass(r, TextRule)], options, result)
     except RecursionError:
@@ -438,7 +494,6 @@ def process_bytes(data: bytes, task: Task, options: Options) -> FileResult:
         result.findings, result.new = [], None
     result.findings.sort(key=Finding.sort_key)
     result.fixed.sort(key=Finding.sort_key)
-    result.facts.sort(key=lambda f: (f.line, f.column, f.kind, f.key))
     for f in result.findings + result.fixed:
         f.fix = None  # edits hold libcst nodes: not needed past this point, costly to pickle
     if not result.changed:  # only a changed file needs its contents sent back (for diff/apply)
@@ -447,57 +502,131 @@ def process_bytes(data: bytes, task: Task, options: Options) -> FileResult:
 
 
 def _run_one(args: tuple[Task, Options]) -> FileResult:
-    return process_file(*args)
+    task, options = args
+    if task.data is not None:
+        return process_bytes(task.data, task, options)
+    return process_file(task, options)
 
 
-def group_facts(results: Iterable[FileResult]) -> dict[str, list[Fact]]:
-    groups: dict[str, list[Fact]] = {}
-    for r in results:
-        for fact in r.facts:
-            groups.setdefault(fact.key, []).append(fact)
-    return groups
+def mode_allows(applicability: Applicability, mode: str | None) -> bool:
+    """Whether a fix of this applicability is written in this fix mode."""
+    if applicability is Applicability.SAFE:
+        return mode is not None
+    return applicability is Applicability.UNSAFE and mode == "unsafe"
 
 
-def fact_readers(options: Options) -> set[str]:
-    """Ids of the selected rules that read facts recorded in other files."""
-    return {r.id for r in select_rules(options.select, options.ignore) if getattr(r, "uses_facts", False)}
+@dataclass
+class Run:
+    """The results of a run, and the program model that decided what to hold back."""
 
-
-def needs_facts(options: Options) -> bool:
-    """Fixing with a rule that reads other files' facts needs a first, checking pass."""
-    return options.fix is not None and bool(fact_readers(options))
-
-
-def with_facts(options: Options, facts: dict[str, list[Fact]]) -> Options:
-    return replace(options, rule_options={**options.rule_options, "facts": facts})
+    results: list[FileResult]
+    program: Program | None = None
 
 
 def run(tasks: Sequence[Task], options: Options, jobs: int | None = None, progress=None) -> list[FileResult]:
-    """Process files, in parallel where it pays; results sorted by path.
-
-    When fixing with rules that read facts of other files (e.g. a reader of an artifact that must not
-    be migrated while its writer in another file stays TorchScript), every file is checked first."""
-    readers = fact_readers(options)
-    if not readers:
-        return _run(tasks, options, jobs, progress)
-    if options.fix is not None:
-        first = _run(tasks, replace(options, fix=None), jobs, None)
-        return _run(tasks, with_facts(options, group_facts(first)), jobs, progress)
-    # Checking: one pass, then again only the files whose fact readers have a counterpart elsewhere,
-    # so that scan/check report exactly what apply will do.
-    results = _run(tasks, options, jobs, progress)
-    facts = group_facts(results)
-    paths = {f.path for f in facts_linked(facts, readers)}
-    if paths:
-        again = {r.path: r for r in _run([t for t in tasks if t.path in paths], with_facts(options, facts), jobs, None)}
-        results = [again.get(r.path, r) for r in results]
-    return results
+    """Process files, in parallel where it pays; results sorted by path (see :func:`analyze`)."""
+    return analyze(tasks, options, jobs, progress).results
 
 
-def facts_linked(facts: dict[str, list[Fact]], readers: set[str]) -> list[Fact]:
-    """Facts recorded by fact-reading rules whose key also has a fact in another file."""
-    return [f for group in facts.values() for f in group
-            if f.rule_id in readers and any(g.path != f.path for g in group)]
+def analyze(tasks: Sequence[Task], options: Options, jobs: int | None = None, progress=None) -> Run:
+    """Check every file, build the program model and decide what must be held back so that no
+    program breaks; when fixing, fix every file under that decision.
+
+    The first pass checks every file (no fix written). The program model links what it found
+    across files and rules (units, code that stays compiled, artifact links) and holds back fixes
+    that would break TorchScript code that stays. The second pass fixes the files with fixes to
+    write. A fix planned but not applied (its result did not compile, say) holds back what depends
+    on it, and the fix pass runs again, at most twice more."""
+    program = _program(tasks, options)
+    views = program.views() if program is not None else {}
+    tasks = [replace(t, view=views.get(t.path)) for t in tasks]
+    first = _run(tasks, replace(options, fix=None), jobs, progress)
+    if program is None:
+        return Run(first, None)
+    program.attach(_scan_findings(first, options.mode))
+    decision = program.solve()
+    if options.fix is None:
+        for r in first:
+            d = decision.for_file(r.path)
+            for f in r.findings:
+                _decide(f, d, options.mode)
+        return Run(first, program)
+    by_path = {r.path: r for r in first}
+    todo = [t for t in tasks if any(mode_allows(f.applicability, options.fix) for f in by_path[t.path].findings)]
+    extra: dict[tuple[str, str], str] = {}
+    results = first
+    for _attempt in range(3):
+        fixed = {r.path: r for r in _run([replace(t, decision=decision.for_file(t.path)) for t in todo], options, jobs, None)}
+        results = [fixed.get(r.path, r) for r in first]
+        for r in results:
+            if r.path not in fixed:
+                d = decision.for_file(r.path)
+                for f in r.findings:
+                    _decide(f, d, options.mode)
+        planned = {(f.path, f.anchor) for r in first for f in r.findings
+                   if mode_allows(f.applicability, options.fix) and f.anchor not in decision.held.get(r.path, {})
+                   and decision.for_file(r.path).region_hold(f.defs, *_keeps(f.rule_id)) is None}
+        done = {(f.path, f.anchor) for r in results for f in r.fixed}
+        missing = planned - done - set(extra)
+        if not missing:
+            break
+        extra.update({k: "its fix could not be applied in this run" for k in missing})
+        again = program.solve(extra)
+        if _same_holds(again, decision, extra):
+            break
+        decision = again
+    return Run(results, program)
+
+
+def _program(tasks: Sequence[Task], options: Options) -> Program | None:
+    sources: dict[str, bytes] = {}
+    for t in tasks:
+        if t.kind != "python":
+            continue
+        if t.data is not None:
+            sources[t.path] = t.data
+            continue
+        try:
+            sources[t.path] = Path(t.path).read_bytes()
+        except OSError:
+            continue  # reported by the file's own check
+    if not sources:
+        return None
+    return Program(sources, external_readers=options.external_readers)
+
+
+def _keeps(rule_id: str) -> tuple[bool, bool]:
+    from ts2export.registry import rule_by_id
+
+    rule = rule_by_id(rule_id)
+    return bool(getattr(rule, "keeps_torchscript", False)), bool(getattr(rule, "keeps_tracing", False))
+
+
+def _scan_findings(results: Sequence[FileResult], mode: str) -> list[ScanFinding]:
+    from ts2export.registry import rule_by_id
+
+    out = []
+    for r in results:
+        for f in r.findings:
+            if not f.anchor:
+                continue  # not a Python finding
+            rule = rule_by_id(f.rule_id)
+            out.append(ScanFinding(
+                rule_id=f.rule_id, path=f.path, start=(f.line, f.column - 1), end=(f.end_line, f.end_column - 1),
+                anchor=f.anchor, fixable=mode_allows(f.applicability, mode), message=f.message,
+                keeps_torchscript=bool(getattr(rule, "keeps_torchscript", False)),
+                keeps_tracing=bool(getattr(rule, "keeps_tracing", False)),
+                blocks_export=bool(getattr(rule, "blocks_export", False)),
+                fix_spans=f.fix_spans, defs=f.defs,
+            ))
+    return out
+
+
+def _same_holds(a: Decision, b: Decision, extra: dict[tuple[str, str], str]) -> bool:
+    def held(d: Decision) -> set:
+        return {(p, k) for p, table in d.held.items() for k in table if (p, k) not in extra}
+
+    return held(a) == held(b) and a.regions == b.regions
 
 
 def _run(tasks: Sequence[Task], options: Options, jobs: int | None, progress) -> list[FileResult]:
@@ -505,7 +634,7 @@ def _run(tasks: Sequence[Task], options: Options, jobs: int | None, progress) ->
     results: list[FileResult] = []
     if jobs <= 1 or len(tasks) < 4:
         for t in tasks:
-            results.append(process_file(t, options))
+            results.append(_run_one((t, options)))
             if progress:
                 progress()
     else:

@@ -8,7 +8,7 @@ from collections import Counter
 from typing import Sequence
 
 from ts2export import __version__
-from ts2export.engine import FileResult, group_facts
+from ts2export.engine import FileResult
 from ts2export.registry import all_rules
 from ts2export.rule import Finding
 
@@ -30,8 +30,9 @@ def summary_counts(results: Sequence[FileResult]) -> dict:
         "files": len(results),
         "files_with_findings": len({f.path for f in findings}),
         "findings": len(findings),
-        "fixable_safe": sum(f.applicability.value == "safe" for f in findings),
-        "fixable_unsafe": sum(f.applicability.value == "unsafe" for f in findings),
+        "fixable_safe": sum(f.applicability.value == "safe" and not f.held for f in findings),
+        "fixable_unsafe": sum(f.applicability.value == "unsafe" and not f.held for f in findings),
+        "held_back": sum(bool(f.held) for f in findings),
         "suppressed": sum(r.suppressed for r in results),
         "errors": len(_errors(results)),
         "by_rule": dict(sorted(Counter(f.rule_id for f in findings).items())),
@@ -39,6 +40,8 @@ def summary_counts(results: Sequence[FileResult]) -> dict:
 
 
 def finding_line(f: Finding) -> str:
+    if f.held:
+        return f"{f.path}:{f.line}:{f.column}: {f.rule_id} {f.message} [held back: {f.held}]"
     mark = {"safe": " [*]", "unsafe": " [**]"}.get(f.applicability.value, "")
     return f"{f.path}:{f.line}:{f.column}: {f.rule_id} {f.message}{mark}"
 
@@ -55,6 +58,8 @@ def summary_line(results: Sequence[FileResult]) -> str:
         fixes.append(f"{c['fixable_safe']} fixable with `ts2export apply` [*]")
     if c["fixable_unsafe"]:
         fixes.append(f"{c['fixable_unsafe']} more with `--unsafe-fixes` [**]")
+    if c["held_back"]:
+        fixes.append(f"{c['held_back']} held back so that no program breaks")
     if fixes:
         parts.append("; ".join(fixes))
     if c["suppressed"]:
@@ -64,30 +69,36 @@ def summary_line(results: Sequence[FileResult]) -> str:
     return ", ".join(parts[:1]) + (" (" + "; ".join(parts[1:]) + ")" if parts[1:] else "") + "."
 
 
-def facts_by_key(results: Sequence[FileResult]) -> dict[str, list]:
-    """Facts of all files grouped by key (e.g. an artifact path): the repository-wide links."""
-    groups = group_facts(results)
-    return {k: sorted(v, key=lambda f: (f.path, f.line, f.column)) for k, v in sorted(groups.items())}
+def artifacts(program) -> dict[str, list[dict]]:
+    """Each artifact path (as a pattern, ``*`` for parts only known at run time) with the writers
+    and readers the program model links through it."""
+    if program is None:
+        return {}
+    out: dict[str, list[dict]] = {}
+    for shown, sites in program.artifacts():
+        out[shown] = [{"kind": s.kind, "path": s.file.path, "line": s.start[0], "column": s.start[1] + 1,
+                       "code": s.text, "unit": s.unit.label if s.unit else None} for s in sites]
+    return out
 
 
-def facts_text(results: Sequence[FileResult]) -> str:
-    groups = facts_by_key(results)
+def artifacts_text(program) -> str:
+    groups = artifacts(program)
     if not groups:
         return ""
-    lines = ["Artifacts (where each path is produced and consumed):"]
-    for key, facts in groups.items():
+    lines = ["Artifacts (where each path is written and read; `*`: known at run time only):"]
+    for key, sites in groups.items():
         lines.append(f"  {key}")
-        for f in facts:
-            lines.append(f"    {f.kind:<10} {f.path}:{f.line}:{f.column} ({f.rule_id})")
+        for s in sites:
+            lines.append(f"    {s['kind']:<7} {s['path']}:{s['line']}:{s['column']} {s['code']}")
     return "\n".join(lines) + "\n"
 
 
-def to_json(results: Sequence[FileResult]) -> str:
+def to_json(results: Sequence[FileResult], program=None) -> str:
     doc = {
         "tool": "ts2export",
         "version": __version__,
         "findings": [f.to_dict() for f in _findings(results)],
-        "artifacts": {k: [f.to_dict() for f in v] for k, v in facts_by_key(results).items()},
+        "artifacts": artifacts(program),
         "errors": [{"path": r.path, "message": r.error} for r in _errors(results)],
         "summary": summary_counts(results),
     }

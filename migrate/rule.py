@@ -35,11 +35,11 @@ from libcst.metadata import (
 __all__ = [
     "Applicability",
     "Edit",
-    "Fact",
     "Finding",
     "Fix",
     "Import",
     "Invalid",
+    "ProgramView",
     "Rule",
     "RuleContext",
     "TextRule",
@@ -47,6 +47,7 @@ __all__ = [
     "TORCHSCRIPT_PREFIXES",
     "TextFinding",
     "argument",
+    "object_key",
 ]
 
 # Qualified-name prefixes that mean "TorchScript". The catch-all rule and the pre-filter use them.
@@ -116,10 +117,15 @@ class Finding:
     fixed: bool = False
     fallback: bool = False
     fix: Fix | None = field(default=None, repr=False, compare=False)
+    anchor: str = ""  # stable name of the finding within its file (rule, top-level definition, code)
+    defs: tuple[str, ...] = ()  # qualified names of the definitions around it, innermost first
+    fix_spans: tuple = ()  # ((line, col), (end_line, end_col)) of the nodes its fix replaces
+    held: str | None = None  # why the program model holds its fix back (None: not held)
+    unit: str | None = None  # the migration unit it belongs to (see docs/units.md)
 
     @property
     def fixable(self) -> bool:
-        return self.applicability is not Applicability.NONE
+        return self.applicability is not Applicability.NONE and not self.held
 
     def sort_key(self) -> tuple:
         return (self.path, self.line, self.column, self.rule_id, self.message)
@@ -135,22 +141,51 @@ class Finding:
             "message": self.message,
             "fix": self.applicability.value,
             "fixed": self.fixed,
+            "held_back": self.held,
+            "unit": self.unit,
         }
 
 
 @dataclass(frozen=True)
-class Fact:
-    """Something a rule noticed that matters across files (see :meth:`Rule.fact`)."""
+class ProgramView:
+    """What a rule may know about the other files of the run, answered by the engine's program
+    model (:mod:`ts2export.program`) before the rules run. Plain data, per file.
 
-    rule_id: str
-    kind: str
-    key: str
-    path: str
-    line: int
-    column: int
+    ``kinds`` maps the names this file uses (dotted, as a rule's qualified names spell them) to
+    what they are in the run: ``"function"``, ``"class"``, or ``"script-module-class"`` (a class
+    deriving from ``torch.jit.ScriptModule``, whose instances are TorchScript modules)."""
 
-    def to_dict(self) -> dict:
-        return {"rule": self.rule_id, "kind": self.kind, "key": self.key, "path": self.path, "line": self.line, "column": self.column}
+    kinds: Mapping[str, str] = field(default_factory=dict)
+    #: What the object given to each ``torch.jit.script``/``trace`` call of the file is, followed
+    #: across files (parameters through their call sites): ``"module"``, ``"function"``,
+    #: ``"class"`` (a class itself) or ``"unknown"``. Keyed by :func:`object_key`.
+    objects: Mapping[str, str] = field(default_factory=dict)
+
+    def kind_of(self, name: str | None) -> str | None:
+        return self.kinds.get(name) if name else None
+
+    def object_kind(self, scope: str, code: str) -> str:
+        """``objects`` for the argument ``code`` of a call in definition ``scope`` ("unknown" when
+        the model has no answer)."""
+        return self.objects.get(object_key(scope, code), "unknown")
+
+
+def object_key(scope: str, code: str) -> str:
+    """How :class:`ProgramView` names an expression: the definition it is in (qualified name,
+    "" at module level) and its code without whitespace or enclosing parentheses."""
+    text = re.sub(r"\s+", "", code)
+    while text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]):
+        text = text[1:-1]
+    return f"{scope}|{text}"
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        depth += (ch == "(") - (ch == ")")
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 @dataclass(frozen=True)
@@ -165,13 +200,20 @@ class Invalid:
     """Code the rule must report; ``expected`` is the code after its fix (None: report only).
 
     ``unsafe`` marks examples whose fix is only written with ``--unsafe-fixes``; ``count`` is the
-    number of findings the rule must report (default: at least one)."""
+    number of findings the rule must report (default: at least one). Examples run through the
+    whole engine (the program model included), with this rule and ``with_rules`` selected."""
 
     code: str
     expected: str | None = None
     unsafe: bool = False
     count: int | None = None
     path: str = "example.py"
+    #: Other rules applied with this one: a call site migrates with the rest of its unit (the
+    #: trace and the save of its artifact, say), so the example shows them together.
+    with_rules: tuple[str, ...] = ()
+    #: Run as with ``--external-readers``: a reader whose artifact no file of the example writes
+    #: (made elsewhere and converted first) is rewritten rather than held back.
+    external_readers: bool = False
 
 
 @dataclass
@@ -181,7 +223,9 @@ class RuleContext:
     path: str
     source: str
     options: Mapping[str, object] = field(default_factory=dict)
-    # Other files of the same run are not visible: rules are per file, so files run in parallel.
+    # Rules are per file, so files run in parallel: what they may know of other files comes from
+    # the program model, as plain data.
+    program: ProgramView = field(default_factory=ProgramView)
 
     @property
     def lines(self) -> list[str]:
@@ -203,9 +247,15 @@ class _RuleMeta:
     triggers: ClassVar[tuple[str, ...]] = ("jit",)
     #: A fallback rule's findings are dropped where another rule reports the same place.
     fallback: ClassVar[bool] = False
-    #: The rule reads facts recorded in other files (:meth:`Rule.facts_about`): when fixing, the
-    #: engine then first checks every file to collect them.
-    uses_facts: ClassVar[bool] = False
+    #: The fix leaves code that ``torch.jit.script`` still compiles compiling, with the same
+    #: behaviour (proven by a test). Otherwise the engine holds the fix back inside code that an
+    #: entry point which stays TorchScript still compiles.
+    keeps_torchscript: ClassVar[bool] = False
+    #: Likewise for code that ``torch.jit.trace`` still traces (the traced graph is the same).
+    keeps_tracing: ClassVar[bool] = False
+    #: The construct, left as it is, makes ``torch.export`` fail (or compute something else): an
+    #: entry point that exports code holding it waits until it is fixed.
+    blocks_export: ClassVar[bool] = False
     VALID: ClassVar[Sequence[Valid]] = ()
     INVALID: ClassVar[Sequence[Invalid]] = ()
 
@@ -248,7 +298,6 @@ class Rule(_RuleMeta, cst.BatchableCSTVisitor):
         super().__init__()
         self.context = context
         self.findings: list[tuple[cst.CSTNode, str, Fix | None, Applicability]] = []
-        self.facts: list[tuple[cst.CSTNode, str, str]] = []
 
     # -- reporting --------------------------------------------------------------------------
     def report(
@@ -271,21 +320,11 @@ class Rule(_RuleMeta, cst.BatchableCSTVisitor):
             appl = Applicability.NONE
         self.findings.append((node, message, fix, appl))
 
-    def fact(self, node: cst.CSTNode, kind: str, key: str) -> None:
-        """Record a fact for the repository-wide report, e.g. ``fact(call, "saved", "model.pt")``.
-
-        Facts with the same ``key`` from all files of a run are listed together (``scan`` prints them
-        under "Artifacts"), which links e.g. the save and load sites of one artifact path."""
-        self.facts.append((node, kind, key))
-
-    def facts_about(self, key: str) -> list[Fact]:
-        """Facts with ``key`` recorded in the *other* files of this run (only for rules with
-        ``uses_facts = True``, and only while fixing: ``apply``/``diff``)."""
-        facts = self.context.options.get("facts", {})
-        return [f for f in facts.get(key, ()) if f.path != self.context.path]
-
     # -- helpers over metadata --------------------------------------------------------------
     def qualnames(self, node: cst.CSTNode) -> set[str]:
+        """Qualified names of a name or attribute (a call's result is not the function it calls)."""
+        if isinstance(node, cst.Call):
+            return set()
         try:
             return {q.name for q in self.get_metadata(QualifiedNameProvider, node, set())}
         except KeyError:  # pragma: no cover - node created by a rule
@@ -320,6 +359,24 @@ class Rule(_RuleMeta, cst.BatchableCSTVisitor):
                 return True
             current = self.parent(current)
         return False
+
+    def enclosing_defs(self, node: cst.CSTNode) -> tuple[str, ...]:
+        """Qualified names of the classes and functions around ``node``, innermost first
+        (``("Gate.forward", "Gate")``), as the program model names them."""
+        names: list[str] = []
+        current = self.parent(node)
+        while current is not None:
+            if isinstance(current, (cst.FunctionDef, cst.ClassDef)):
+                names.append(current.name.value)
+            current = self.parent(current)
+        names.reverse()
+        return tuple(".".join(names[:i]) for i in range(len(names), 0, -1))
+
+    def object_kind(self, node: cst.BaseExpression) -> str:
+        """What the program model found ``node`` (the object given to a ``torch.jit.script`` or
+        ``trace`` call) to be: "module", "function", "class" or "unknown"."""
+        defs = self.enclosing_defs(node)
+        return self.context.program.object_kind(defs[0] if defs else "", self.code_of(node))
 
     def line_comment(self, node: cst.CSTNode) -> str:
         """The source line(s) a node starts on, for hint comments."""

@@ -554,8 +554,36 @@ def exported_methods(rule: Rule, cls: cst.ClassDef | None) -> list[str]:
     return [m for m in marked if m not in called]
 
 
+def model_kind(rule: Rule, model: cst.BaseExpression) -> str:
+    """What the object given to script/trace is: "module" (an instance), "function", "class" or
+    "unknown". A definition of this file answers first, then the program model (which follows
+    names across files and parameters through their call sites), then a call in this file (an
+    instance made by a constructor or a factory)."""
+    if isinstance(model, cst.Name):
+        d = definition(rule, model)
+        if isinstance(d, cst.FunctionDef):
+            return "function"
+        if isinstance(d, cst.ClassDef):
+            return "class"
+    kind = rule.object_kind(model)
+    if kind != "unknown":
+        return kind
+    expr = model
+    for _ in range(6):
+        if isinstance(expr, cst.Name):
+            value = assigned_value(rule, expr)
+            if value is None:
+                break
+            expr = value
+            continue
+        if isinstance(expr, cst.Call):
+            return "module"
+        break
+    return "unknown"
+
+
 def is_function(rule: Rule, model: cst.BaseExpression) -> bool:
-    return isinstance(model, cst.Name) and isinstance(definition(rule, model), cst.FunctionDef)
+    return model_kind(rule, model) == "function"
 
 
 def recurrent_layers(rule: Rule, cls: cst.ClassDef | None, seen: set | None = None) -> list[str]:
@@ -888,7 +916,15 @@ FUNCTION_HELPER = '''class FunctionAsModule(torch.nn.Module):
 
 
 def _model_problem(rule: Rule, model: cst.BaseExpression, verb: str, functions: bool = False) -> str | None:
-    if is_function(rule, model) and not functions:
+    kind = model_kind(rule, model)
+    if kind == "unknown":
+        return (f"ts2export cannot tell whether `{code(model)}` is a module or a function (its value is not visible in "
+                "the checked files: a parameter that nothing calls, or a value built at run time), and "
+                "torch.export.export takes a module only; if it is an nn.Module, annotate it (`model: torch.nn.Module`) "
+                "or check the files that call this code together")
+    if kind == "class":
+        return f"`{code(model)}` is a class, not a module instance: {verb} an instance"
+    if kind == "function" and not functions:
         return (f"`{code(model)}` is a function: torch.export.export wants an nn.Module; wrap it "
                 f"(`class {code(model).title().replace('_', '')}(torch.nn.Module): def forward(self, *a): return {code(model)}(*a)`) and {verb} the module")
     layers = recurrent_layers(rule, model_class(rule, model))
@@ -1232,19 +1268,6 @@ def path_literal(rule: Rule, expr: cst.BaseExpression | None) -> str | None:
     return None
 
 
-# Fact kind of a save site that keeps writing TorchScript: readers of its path in other files stay too.
-STAYS_TORCHSCRIPT = "saved-torchscript"
-LOWERED_TORCHSCRIPT = "lowered-torchscript"  # a lite-interpreter writer that stays
-
-
-def record(rule: Rule, node: cst.CSTNode, kind: str, path: cst.BaseExpression | None) -> None:
-    """Record an artifact fact (``saved``/``loaded``/``lowered``/``loaded-pte``) for a path literal, so
-    that ``ts2export scan`` links writers and readers of one path across files."""
-    value = path_literal(rule, path) if path is not None else None
-    if value is not None:
-        rule.fact(node, kind, value)
-
-
 def in_init(rule: Rule, node: cst.CSTNode) -> bool:
     """Whether ``node`` lies in ``__init__`` of a class (compiled submodules there belong to TSX106)."""
     fn = enclosing(rule, node, (cst.FunctionDef,))
@@ -1260,7 +1283,8 @@ def _module_of(rule: Rule, node: cst.CSTNode) -> cst.Module | None:
 
 def writers(rule: Rule, path_expr: cst.BaseExpression, methods: list[str] | None = None) -> tuple[str, str | None]:
     """A message suffix naming the save call sites of the same path literal in this file, and the
-    reason why one of them keeps writing TorchScript (then a reader must not be rewritten)."""
+    reason why one of them cannot feed this reader (a writer that saves one program while the
+    reader calls several methods)."""
     value = path_literal(rule, path_expr)
     module = _module_of(rule, path_expr)
     if value is None or module is None:
@@ -1298,16 +1322,9 @@ def writers(rule: Rule, path_expr: cst.BaseExpression, methods: list[str] | None
     module.visit(_V())
     if lines:
         return f"; `{value}` is written in this file at line {', '.join(lines)}", (blocked[0] if blocked else None)
-    # Other files of the run (facts are there while fixing: `apply`/`diff` check every file first).
-    elsewhere = [f for f in rule.facts_about(value) if f.kind in ("saved", "lowered", STAYS_TORCHSCRIPT, LOWERED_TORCHSCRIPT)]
-    stays = [f for f in elsewhere if f.kind in (STAYS_TORCHSCRIPT, LOWERED_TORCHSCRIPT)]
-    if stays:
-        f = stays[0]
-        return (f"; `{value}` is written at {f.path}:{f.line}",
-                f"its writer at {f.path}:{f.line} keeps writing TorchScript (see the finding there); migrate both together")
-    if elsewhere:
-        return f"; `{value}` is written at {', '.join(f'{f.path}:{f.line}' for f in elsewhere)} (migrated too)", None
-    return f"; `{value}` is written elsewhere: its writer must save with `torch.export.save` (TSX303) too", None
+    # Writers in other files are linked by the engine's program model, which holds this reader back
+    # while they stay TorchScript.
+    return "", None
 
 
 def pte_path(path: cst.BaseExpression) -> str:

@@ -151,6 +151,10 @@ class KnobRule(Rule):
     statement), ``CONTEXT_MANAGERS`` (qualified names of context managers removed from ``with``),
     ``WHAT`` (how messages name the construct) and ``REASON`` (why it can go)."""
 
+    # The settings only change how TorchScript runs code (speed, fusion), not what it computes.
+    keeps_torchscript = True
+    keeps_tracing = True
+
     STATEMENT_CALLS: tuple[str, ...] = ()
     STATEMENT_PREFIXES: tuple[str, ...] = ()
     CONTEXT_MANAGERS: tuple[str, ...] = ()

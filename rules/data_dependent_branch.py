@@ -103,6 +103,7 @@ class DataDependentBranch(Rule):
     id = "TSX401"
     summary = "`if` on a tensor value: torch.export cannot trace it; use `torch.cond`"
     applicability = Applicability.UNSAFE
+    blocks_export = True
     triggers = ("Module",)
 
     VALID = [

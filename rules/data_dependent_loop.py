@@ -49,6 +49,7 @@ class DataDependentLoop(Rule):
     id = "TSX402"
     summary = "loop whose trip count depends on a tensor value: torch.export cannot trace it"
     applicability = Applicability.NONE
+    blocks_export = True
     triggers = ("Module",)
 
     VALID = [

@@ -31,6 +31,7 @@ class JitAnnotate(Rule):
     id = "TSX201"
     summary = "`torch.jit.annotate(T, v)` is `v` outside TorchScript"
     applicability = Applicability.SAFE
+    keeps_tracing = True
 
     VALID = [
         Valid("import torch\nx: list = []\n"),

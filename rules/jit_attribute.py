@@ -51,6 +51,8 @@ class JitAttribute(Rule):
     id = "TSX202"
     summary = "`torch.jit.Attribute(v, T)` is `v` (with a class annotation `T`) outside TorchScript"
     applicability = Applicability.SAFE
+    keeps_torchscript = True
+    blocks_export = True
 
     VALID = [
         Valid("import torch\nfrom typing import List\n\n\nclass M(torch.nn.Module):\n    x: List[int]\n\n"

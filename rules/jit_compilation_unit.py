@@ -35,6 +35,7 @@ class JitCompilationUnit(Rule):
     id = "TSX701"
     summary = "`torch.jit.CompilationUnit`: TorchScript compiled from strings; write the functions as Python"
     applicability = Applicability.NONE
+    blocks_export = True
 
     VALID = [Valid("import torch\ndef scale(x, k):\n    return x * k\n")]
     INVALID = [

@@ -49,6 +49,7 @@ class JitCompiledSubmodule(Rule):
     id = "TSX106"
     summary = "Scripted or traced submodule stored in `__init__` becomes the eager submodule"
     applicability = Applicability.UNSAFE
+    blocks_export = True
 
     VALID = [
         Valid("import torch\n\n\nclass Net(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"

@@ -49,6 +49,8 @@ class JitExportDecorator(Rule):
     id = "TSX102"
     summary = "`@torch.jit.export` on a method the model calls itself means nothing outside TorchScript"
     applicability = Applicability.SAFE
+    keeps_torchscript = True
+    keeps_tracing = True
 
     VALID = [
         Valid("import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        return x\n"),

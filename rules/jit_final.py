@@ -41,6 +41,8 @@ class JitFinal(Rule):
     id = "TSX203"
     summary = "`torch.jit.Final` is `typing.Final`"
     applicability = Applicability.SAFE
+    keeps_torchscript = True
+    keeps_tracing = True
     triggers = ("Final",)
 
     VALID = [

@@ -53,6 +53,9 @@ class JitForkWait(Rule):
     id = "TSX503"
     summary = "`torch.jit.fork(fn, ...)` / `torch.jit.wait(fut)` become `fn(...)` / the value"
     applicability = Applicability.SAFE
+    keeps_torchscript = True
+    keeps_tracing = True
+    blocks_export = True
 
     VALID = [
         Valid("import torch\ny = torch.relu(torch.ones(2))\n"),

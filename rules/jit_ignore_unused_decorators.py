@@ -40,6 +40,7 @@ class JitIgnoreUnusedDecorator(Rule):
     id = "TSX101"
     summary = "`@torch.jit.unused` / `@torch.jit.ignore` mean nothing outside TorchScript"
     applicability = Applicability.SAFE
+    keeps_tracing = True
 
     VALID = [
         Valid("import functools\n@functools.lru_cache\ndef f(x):\n    return x\n"),

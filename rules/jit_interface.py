@@ -51,6 +51,7 @@ class JitInterface(Rule):
     id = "TSX108"
     summary = "`@torch.jit.interface` becomes a `typing.Protocol`, or goes where it only typed indexed submodules"
     applicability = Applicability.UNSAFE
+    keeps_tracing = True
 
     VALID = [
         Valid("from typing import Protocol\n\n\nclass Runner(Protocol):\n    def run(self) -> int:\n        ...\n"),

@@ -53,6 +53,7 @@ class JitIsScripting(Rule):
     id = "TSX501"
     summary = "`torch.jit.is_scripting()` is always False outside TorchScript: remove the scripted branch"
     applicability = Applicability.SAFE
+    keeps_tracing = True
 
     VALID = [
         Valid("import torch\nif torch.compiler.is_compiling():\n    x = 1\n"),

@@ -48,6 +48,7 @@ class JitIsTracing(Rule):
     id = "TSX502"
     summary = "`torch.jit.is_tracing()` becomes `torch.compiler.is_exporting()` (different meaning: check the branch)"
     applicability = Applicability.UNSAFE
+    blocks_export = True
 
     VALID = [
         Valid("import torch\nif torch.compiler.is_exporting():\n    x = 1\n"),

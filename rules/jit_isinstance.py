@@ -46,6 +46,8 @@ class JitIsinstance(Rule):
     id = "TSX204"
     summary = "`torch.jit.isinstance(x, T)` is `isinstance` for plain classes; container types need a manual check"
     applicability = Applicability.SAFE
+    keeps_torchscript = True
+    keeps_tracing = True
 
     VALID = [
         Valid("import torch\nok = isinstance(torch.ones(1), torch.Tensor)\n"),

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ts2export.rule import Applicability, Invalid, Rule, Valid
-from ts2export.rules._callsite_util import JIT_LOAD, argument, code, plan_load, record, writers
+from ts2export.rules._callsite_util import JIT_LOAD, argument, code, plan_load, writers
 
 
 class JitLoadToExportLoad(Rule):
@@ -44,7 +44,6 @@ class JitLoadToExportLoad(Rule):
     id = "TSX304"
     summary = "`torch.jit.load(...)` becomes `torch.export.load(...).module()`"
     applicability = Applicability.UNSAFE
-    uses_facts = True  # a reader stays while its writer in another file stays TorchScript
 
     VALID = [
         Valid("import torch\nm = torch.export.load('m.pt2').module()\n"),
@@ -58,11 +57,13 @@ class JitLoadToExportLoad(Rule):
             "        self.model = torch.export.passes.move_to_device_pass(torch.export.load(path), 'cpu').module()\n\n"
             "    def __call__(self, x):\n        return self.model(x)\n",
             unsafe=True,
+            external_readers=True,
         ),
         Invalid(
             "import torch\nfiles = {'meta': ''}\nm = torch.jit.load('m.pt', _extra_files=files).eval()\ny = m(torch.ones(2, 2))\n",
             "import torch\nfiles = {'meta': ''}\nm = torch.export.load('m.pt', extra_files=files).module()\ny = m(torch.ones(2, 2))\n",
             unsafe=True,
+            external_readers=True,
         ),
         Invalid(
             "import torch\nm = torch.jit.load('m.pt')\nm.eval()\nz = m.encode(torch.ones(2))\ny = m(z)\n",
@@ -70,6 +71,7 @@ class JitLoadToExportLoad(Rule):
             "m = {name: ep.module() for name, ep in load_pt2('m.pt').exported_programs.items()}\n"
             "z = m[\"encode\"](torch.ones(2))\ny = m[\"model\"](z)\n",
             unsafe=True,
+            external_readers=True,
         ),
         Invalid("import torch\nm = torch.jit.load('m.pt')\nm.train()\n", None, count=1),
     ]
@@ -79,7 +81,6 @@ class JitLoadToExportLoad(Rule):
             return
         plan = plan_load(self, node)
         path = argument(node, 0, "f")
-        record(self, node, "loaded", path)
         link, blocked = writers(self, path, plan.methods) if path is not None else ("", None)
         if blocked and not plan.problem:
             plan.problem = blocked

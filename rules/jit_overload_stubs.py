@@ -55,6 +55,7 @@ class JitOverloadStubs(Rule):
     id = "TSX104"
     summary = "`@torch.jit._overload` / `_overload_method` stubs are dead code outside TorchScript"
     applicability = Applicability.UNSAFE
+    keeps_tracing = True
 
     VALID = [
         Valid("from typing import overload\n\n\n@overload\ndef f(x: int) -> int: ...\ndef f(x):\n    return x\n"),

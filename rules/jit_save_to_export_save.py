@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ts2export.rule import Applicability, Import, Invalid, Rule, Valid, argument
-from ts2export.rules._callsite_util import JIT_SAVE, STAYS_TORCHSCRIPT, code, origin, plan_for, record
+from ts2export.rules._callsite_util import JIT_SAVE, code, origin, plan_for
 
 
 class JitSaveToExportSave(Rule):
@@ -51,9 +51,12 @@ class JitSaveToExportSave(Rule):
             "import torch\nep = torch.export.export(m, (x,))\ntorch.export.save(ep, 'm.pt', extra_files={'a': 'b'})\n",
         ),
         Invalid(
-            "import torch\n\n\ndef f(m, x):\n    t = torch.jit.trace(m, (x,))\n    t.save('m.pt')\n",
-            "import torch\n\n\ndef f(m, x):\n    t = torch.jit.trace(m, (x,))\n    torch.export.save(t, 'm.pt')\n",
+            "import torch\n\n\ndef f(m: torch.nn.Module, x):\n    t = torch.jit.trace(m, (x,))\n    t.save('m.pt')\n",
+            "import torch\nfrom torch.export import Dim\n\n\ndef f(m: torch.nn.Module, x):\n"
+            "    t = torch.export.export(m, (x,), dynamic_shapes=({i: Dim.AUTO for i in range(x.dim())},))\n"
+            "    torch.export.save(t, 'm.pt')\n",
             unsafe=True,
+            with_rules=("TSX301",),
         ),
         Invalid("import torch\n\n\ndef f(m):\n    torch.jit.save(m, 'm.pt')\n", None, count=1),
     ]
@@ -65,8 +68,6 @@ class JitSaveToExportSave(Rule):
             return
         source = origin(self, obj)
         plan = plan_for(self, source) if source is not None else None
-        # Readers in other files must know whether this writer stays TorchScript (see writers()).
-        record(self, node, "saved" if plan is not None and not plan.problem else STAYS_TORCHSCRIPT, path)
         if source is None:
             self.report(node, (
                 f"`{spelled}` of `{code(obj)}`, whose origin is not visible in this file: save an "

@@ -45,6 +45,8 @@ class JitScriptFunction(Rule):
     id = "TSX105"
     summary = "TorchScript function or class (`@torch.jit.script`, `torch.jit.script(fn)`) becomes plain Python"
     applicability = Applicability.UNSAFE
+    keeps_torchscript = True
+    blocks_export = True
 
     VALID = [
         Valid("import torch\n\n\ndef f(x):\n    return x\n"),
@@ -98,19 +100,26 @@ class JitScriptFunction(Rule):
         if any(a.keyword is not None and a.keyword.value != "obj" for a in node.args) or len(node.args) != 1:
             return
         target = argument(node, 0, "obj")
-        if not isinstance(target, cst.Name):
+        if not isinstance(target, (cst.Name, cst.Attribute)):
             return
-        definition = local_def(self, target)
+        definition = local_def(self, target) if isinstance(target, cst.Name) else None
         if definition is None:
-            return
-        is_class = isinstance(definition, cst.ClassDef)
-        if is_class and derives_from_module(self, definition):
-            return
+            # Defined in another file (or a library): the program model knows what it is.
+            found = self.object_kind(target)
+            if found not in ("function", "class") or self.context.program.kind_of(self._name(target)) == "script-module-class":
+                return
+            is_class = found == "class"
+        else:
+            is_class = isinstance(definition, cst.ClassDef)
+            if is_class and derives_from_module(self, definition):
+                return
         kind = "class" if is_class else "function"
-        applicability = Applicability.SAFE if is_class else Applicability.UNSAFE
+        applicability = Applicability.SAFE if is_class and definition is not None else Applicability.UNSAFE
         parent = self.parent(node)
+        shown = self.code_of(target)
         if (
-            isinstance(parent, cst.Assign)
+            isinstance(target, cst.Name)
+            and isinstance(parent, cst.Assign)
             and len(parent.targets) == 1
             and isinstance(parent.targets[0].target, cst.Name)
             and parent.targets[0].target.value == target.value
@@ -125,7 +134,11 @@ class JitScriptFunction(Rule):
             return
         self.report(
             node,
-            f"`torch.jit.script({target.value})` compiles the {kind} for TorchScript only; use `{target.value}` itself",
+            f"`torch.jit.script({shown})` compiles the {kind} for TorchScript only; use `{shown}` itself",
             replacement=target,
             applicability=applicability,
         )
+
+    def _name(self, node: cst.BaseExpression) -> str | None:
+        names = sorted(self.qualnames(node))
+        return names[0] if names else None

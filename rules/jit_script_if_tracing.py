@@ -42,6 +42,7 @@ class JitScriptIfTracing(Rule):
     id = "TSX103"
     summary = "`@torch.jit.script_if_tracing` does nothing outside a TorchScript trace"
     applicability = Applicability.UNSAFE
+    blocks_export = True
 
     VALID = [
         Valid("import torch\n\n\ndef f(x):\n    return x\n"),

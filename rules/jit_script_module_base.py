@@ -66,6 +66,7 @@ class JitScriptModuleBase(Rule):
     id = "TSX107"
     summary = "`torch.jit.ScriptModule` subclass with `@script_method` becomes an `nn.Module`"
     applicability = Applicability.UNSAFE
+    blocks_export = True
     triggers = ("ScriptModule", "script_method")
 
     VALID = [

@@ -39,6 +39,7 @@ class JitTorchbindClasses(Rule):
     id = "TSX702"
     summary = "TorchBind class (`torch.classes.*`): needs a fake class to export, unsupported by ExecuTorch"
     applicability = Applicability.NONE
+    blocks_export = True
     triggers = ("torch.classes", "classes.")
 
     VALID = [

@@ -33,6 +33,7 @@ class JitTracingState(Rule):
     id = "TSX705"
     summary = "TorchScript tracer state (`torch._C._get_tracing_state`): no equivalent under torch.export"
     applicability = Applicability.NONE
+    blocks_export = True
     triggers = ("tracing_state",)
 
     VALID = [Valid("import torch\nif torch.compiler.is_exporting():\n    pass\n")]

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ts2export.rule import Applicability, Edit, Import, Invalid, Rule, Valid, argument
-from ts2export.rules._callsite_util import LITE_LOAD, Use, binding, classify_use, code, pte_path, record, writers
+from ts2export.rules._callsite_util import LITE_LOAD, Use, binding, classify_use, code, pte_path, writers
 
 
 class LiteLoadToExecutorchRuntime(Rule):
@@ -42,7 +42,6 @@ class LiteLoadToExecutorchRuntime(Rule):
     id = "TSX307"
     summary = "`_load_for_lite_interpreter` becomes the ExecuTorch runtime"
     applicability = Applicability.UNSAFE
-    uses_facts = True  # a reader stays while its writer in another file stays TorchScript
     triggers = ("lite_interpreter",)
 
     VALID = [Valid("from executorch.runtime import Runtime\nm = Runtime.get().load_program('m.ptl')\n")]
@@ -54,6 +53,7 @@ class LiteLoadToExecutorchRuntime(Rule):
             "m = Runtime.get().load_program('m.ptl').load_method(\"forward\")\ny = m.execute([torch.ones(2, 8)])[0]\n"
             "z = m.execute([torch.ones(3, 8)])[0]\n",
             unsafe=True,
+            external_readers=True,
         ),
         Invalid(
             "import torch.jit.mobile\nm = torch.jit.mobile._load_for_lite_interpreter('m.ptl')\nz = m.encode(y)\n"
@@ -61,6 +61,7 @@ class LiteLoadToExecutorchRuntime(Rule):
             "from executorch.runtime import Runtime\n\nm = Runtime.get().load_program('m.ptl')\n"
             "z = m.load_method(\"encode\").execute([y])[0]\nw = m.load_method(\"decode\").execute([z])[0]\n",
             unsafe=True,
+            external_readers=True,
         ),
         Invalid("import torch.jit.mobile\nm = torch.jit.mobile._load_for_lite_interpreter('m.ptl')\nm.encode(y, k=1)\n", None, count=1),
         Invalid(
@@ -68,6 +69,7 @@ class LiteLoadToExecutorchRuntime(Rule):
             "from executorch.runtime import Runtime\n\nm = Runtime.get().load_program('m.ptl').load_method(\"forward\")\n"
             "logits, hidden = m.execute([x])\n",
             unsafe=True,
+            external_readers=True,
         ),
         Invalid("from torch.jit.mobile import _load_for_lite_interpreter\nm = _load_for_lite_interpreter('m.ptl')\n"
                 "out = m(x)\nprint(out['logits'])\n", None, count=1),
@@ -77,7 +79,6 @@ class LiteLoadToExecutorchRuntime(Rule):
         if not self.matches(node.func, *LITE_LOAD):
             return
         path = argument(node, 0, "filename")
-        record(self, node, "loaded-pte", path)
         if path is None:
             self.report(node, "`_load_for_lite_interpreter()` without a path")
             return

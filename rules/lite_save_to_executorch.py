@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ts2export.rule import Import, Applicability, Invalid, Rule, Valid, argument
-from ts2export.rules._callsite_util import LOWERED_TORCHSCRIPT, EXPORT_LOAD, JIT_LOAD, LITE_METHODS, MOVE, code, origin, plan_for, pte_path, record
+from ts2export.rules._callsite_util import EXPORT_LOAD, JIT_LOAD, LITE_METHODS, MOVE, code, origin, plan_for, pte_path
 
 _ET = [
     Import("pathlib"),
@@ -74,9 +74,7 @@ class LiteSaveToExecutorch(Rule):
         func = node.func
         if not (isinstance(func, cst.Attribute) and func.attr.value in LITE_METHODS):
             return
-        migrated = self._check(node, func, func.attr.value)
-        # Readers in other files must know whether this writer stays TorchScript (see writers()).
-        record(self, node, "lowered" if migrated else LOWERED_TORCHSCRIPT, argument(node, 0, "f"))
+        self._check(node, func, func.attr.value)
 
     def _check(self, node: cst.Call, func: cst.Attribute, name: str) -> bool:
         """Report the call; True when the program it writes is migrated to ExecuTorch."""

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ts2export.rule import Applicability, Invalid, Rule, Valid, argument
-from ts2export.rules._callsite_util import SCRIPT, definition, in_init, plan_script
+from ts2export.rules._callsite_util import SCRIPT, in_init, model_kind, plan_script
 
 
 class ScriptModuleToExport(Rule):
@@ -58,21 +58,21 @@ class ScriptModuleToExport(Rule):
     ]
     INVALID = [
         Invalid(
-            "import torch\n\n\ndef run(model):\n    scripted = torch.jit.script(model)  # ts2export: inputs=(torch.randn(2, 8),)\n"
+            "import torch\n\n\ndef run(model: torch.nn.Module):\n    scripted = torch.jit.script(model)  # ts2export: inputs=(torch.randn(2, 8),)\n"
             "    return scripted(torch.randn(4, 8))\n",
-            "import torch\nfrom torch.export import Dim\n\n\ndef run(model):\n"
+            "import torch\nfrom torch.export import Dim\n\n\ndef run(model: torch.nn.Module):\n"
             "    scripted = torch.export.export(model, (torch.randn(2, 8),), dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO},)).module()  # ts2export: inputs=(torch.randn(2, 8),)\n"
             "    return scripted(torch.randn(4, 8))\n",
             unsafe=True,
         ),
         Invalid(
-            "import torch\n\n\ndef run(model, x):\n    scripted = torch.jit.script(model)\n    return scripted(x)\n",
-            "import torch\nfrom torch.export import Dim\n\n\ndef run(model, x):\n"
+            "import torch\n\n\ndef run(model: torch.nn.Module, x):\n    scripted = torch.jit.script(model)\n    return scripted(x)\n",
+            "import torch\nfrom torch.export import Dim\n\n\ndef run(model: torch.nn.Module, x):\n"
             "    scripted = torch.export.export(model, (x,), dynamic_shapes=({i: Dim.AUTO for i in range(x.dim())},)).module()\n"
             "    return scripted(x)\n",
             unsafe=True,
         ),
-        Invalid("import torch\n\n\ndef run(model):\n    torch.jit.script(model).save('m.pt')\n", None, count=1),
+        Invalid("import torch\n\n\ndef run(model: torch.nn.Module):\n    torch.jit.script(model).save('m.pt')\n", None, count=1),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -81,8 +81,8 @@ class ScriptModuleToExport(Rule):
         obj = argument(node, 0, "obj")
         if obj is None:
             return
-        if isinstance(obj, cst.Name) and isinstance(definition(self, obj), (cst.FunctionDef, cst.ClassDef)):
-            return  # a function or class: the TSX1xx rules own it
+        if model_kind(self, obj) in ("function", "class"):
+            return  # a function or class: the TSX1xx rules own it (TSX105)
         if isinstance(obj, cst.Lambda):
             return
         if in_init(self, node):

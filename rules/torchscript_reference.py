@@ -31,6 +31,7 @@ class TorchScriptReference(Rule):
     id = "TSX001"
     summary = "TorchScript reference that no other rule handles"
     applicability = Applicability.NONE
+    blocks_export = True
     fallback = True
     triggers = ("jit", "torch.classes", "mobile_optimizer", "lite_interpreter", "ScriptModule")
 

@@ -48,11 +48,11 @@ class TraceModuleToExport(Rule):
     VALID = [Valid("import torch\nep = torch.export.export(m, (x,))\n")]
     INVALID = [
         Invalid(
-            "import torch\n\n\ndef deploy(model, x, y):\n"
+            "import torch\n\n\ndef deploy(model: torch.nn.Module, x, y):\n"
             "    traced = torch.jit.trace_module(model, {'forward': x, 'encode': (y,)})\n"
             "    traced.save('m.pt')\n    return traced.encode(y)\n",
             "import torch\nfrom torch.export import Dim\nfrom torch.export.pt2_archive._package import package_pt2\n\n\n"
-            "def deploy(model, x, y):\n"
+            "def deploy(model: torch.nn.Module, x, y):\n"
             + "".join("    " + line + "\n" if line else "\n" for line in HELPER.splitlines())
             + "\n    traced = {'model': torch.export.export(model, (x,), dynamic_shapes=({i: Dim.AUTO for i in range(x.dim())},)), "
             "'encode': torch.export.export(MethodAsModule(model, 'encode'), (y,), dynamic_shapes=(({i: Dim.AUTO for i in range(y.dim())},),))}\n"

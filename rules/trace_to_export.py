@@ -55,25 +55,25 @@ class TraceToExport(Rule):
     ]
     INVALID = [
         Invalid(
-            "import torch\n\n\ndef run(model):\n    traced = torch.jit.trace(model, torch.randn(2, 8))\n"
+            "import torch\n\n\ndef run(model: torch.nn.Module):\n    traced = torch.jit.trace(model, torch.randn(2, 8))\n"
             "    traced.eval()\n    return traced(torch.randn(5, 8))\n",
-            "import torch\nfrom torch.export import Dim\n\n\ndef run(model):\n"
+            "import torch\nfrom torch.export import Dim\n\n\ndef run(model: torch.nn.Module):\n"
             "    traced = torch.export.export(model, (torch.randn(2, 8),), dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO},)).module()\n"
             "    return traced(torch.randn(5, 8))\n",
             unsafe=True,
         ),
         Invalid(
-            "import torch\n\n\ndef run(model, x, y):\n    traced = torch.jit.trace(model, (x, y), check_trace=False)\n"
+            "import torch\n\n\ndef run(model: torch.nn.Module, x, y):\n    traced = torch.jit.trace(model, (x, y), check_trace=False)\n"
             "    torch.export.save(traced, 'm.pt2')\n    return traced(x, y)\n",
-            "import torch\nfrom torch.export import Dim\n\n\ndef run(model, x, y):\n"
+            "import torch\nfrom torch.export import Dim\n\n\ndef run(model: torch.nn.Module, x, y):\n"
             "    traced = torch.export.export(model, (x, y), dynamic_shapes=({i: Dim.AUTO for i in range(x.dim())}, "
             "{i: Dim.AUTO for i in range(y.dim())}))\n"
             "    torch.export.save(traced, 'm.pt2')\n    return traced.module()(x, y)\n",
             unsafe=True,
         ),
         Invalid(
-            "import torch\n\n\ndef run(model, x):\n    return torch.jit.trace(model, example_kwarg_inputs={'x': x})\n",
-            "import torch\nfrom torch.export import Dim\n\n\ndef run(model, x):\n"
+            "import torch\n\n\ndef run(model: torch.nn.Module, x):\n    return torch.jit.trace(model, example_kwarg_inputs={'x': x})\n",
+            "import torch\nfrom torch.export import Dim\n\n\ndef run(model: torch.nn.Module, x):\n"
             "    return torch.export.export(model, (), kwargs={'x': x}, dynamic_shapes={'x': {i: Dim.AUTO for i in range(x.dim())}}).module()\n",
             unsafe=True,
         ),

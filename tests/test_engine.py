@@ -153,32 +153,22 @@ def test_parallel_run_matches_serial(tmp_path):
     ]
 
 
-class _SavesArtifacts(Rule):
-    """Records the path literal of every `torch.jit.save(m, "...")` as a fact."""
-
-    id = "TSX098"
-    summary = "test rule"
-    VALID = [Valid("")]
-    INVALID = [Invalid("")]
-
-    def visit_Call(self, node: cst.Call) -> None:
-        name = self.matches(node.func, "torch.jit.save", "torch.jit.load")
-        if name and node.args and isinstance(node.args[-1].value, cst.SimpleString):
-            self.fact(node, "saved" if name.endswith("save") else "loaded", node.args[-1].value.evaluated_value)
-
-
-def test_facts_link_sites_across_files(tmp_path, monkeypatch, run_cli):
-    monkeypatch.setattr(engine, "select_rules", lambda select, ignore: (_SavesArtifacts,))
-    (tmp_path / "deploy.py").write_text("import torch\ntorch.jit.save(m, 'model.pt')\n")
-    (tmp_path / "serve.py").write_text("import torch\n\n\nm = torch.jit.load('model.pt')\n")
+def test_artifact_writers_and_readers_are_linked_across_files(tmp_path, run_cli):
+    (tmp_path / "deploy.py").write_text(
+        "import os\nimport torch\n\n\ndef deploy(model, out_dir):\n"
+        "    torch.jit.save(torch.jit.script(model), os.path.join(out_dir, 'model.pt'))\n")
+    (tmp_path / "serve.py").write_text(
+        "import torch\nfrom pathlib import Path\n\n\ndef serve(out_dir):\n"
+        "    return torch.jit.load(str(Path(out_dir) / 'model.pt'))\n")
     code, out, _ = run_cli("scan", "--jobs", "1", ".", cwd=tmp_path)
-    assert "Artifacts (where each path is produced and consumed):\n  model.pt\n" in out
-    assert "    saved      deploy.py:2:1 (TSX098)\n    loaded     serve.py:4:5 (TSX098)\n" in out
+    assert "Artifacts (where each path is written and read; `*`: known at run time only):\n  */model.pt\n" in out
+    assert "    writer  deploy.py:6:5 torch.jit.save(" in out and "    reader  serve.py:6:12 torch.jit.load(" in out
     code, out, _ = run_cli("scan", "--format", "json", "--jobs", "1", ".", cwd=tmp_path)
     import json
 
-    links = json.loads(out)["artifacts"]["model.pt"]
-    assert [(f["kind"], f["path"], f["line"]) for f in links] == [("saved", "deploy.py", 2), ("loaded", "serve.py", 4)]
+    links = json.loads(out)["artifacts"]["*/model.pt"]
+    assert [(f["kind"], f["path"], f["line"]) for f in links] == [("writer", "deploy.py", 6), ("reader", "serve.py", 6)]
+    assert links[0]["unit"] == links[1]["unit"]
 
 
 def test_removing_the_first_import_leaves_no_leading_blank_lines():

@@ -17,7 +17,7 @@ def test_json_output_parses(tmp_path, run_cli):
     first = doc["findings"][0]
     assert first == {
         "rule": "TSX001", "path": "pkg/knobs.py", "line": 3, "column": 1, "end_line": 3, "end_column": 30,
-        "message": first["message"], "fix": "none", "fixed": False,
+        "message": first["message"], "fix": "none", "fixed": False, "held_back": None, "unit": None,
     }
 
 

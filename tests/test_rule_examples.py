@@ -3,7 +3,7 @@ code yields findings and, where the example gives one, the result of the fix."""
 
 import pytest
 
-from ts2export.engine import Options, Task, process_bytes
+from ts2export.engine import Options, Task, analyze
 from ts2export.registry import all_rules
 from ts2export.rule import Applicability
 
@@ -16,15 +16,20 @@ def _cases(kind):
             yield pytest.param(rule, example, id=f"{rule.id}-{kind.lower()}-{i}")
 
 
-def _task(rule, example):
+def _process(rule, example, code: bytes, fix):
+    """The whole engine (program model included) on the example as a one-file project."""
     path = getattr(example, "path", "example.py")
     if "cpp" in rule.file_kinds and path == "example.py":
         path = "example.cpp"
-    return Task(path, "cpp" if path.endswith((".cpp", ".cc", ".h", ".hpp")) else "python")
+    task = Task(path, "cpp" if path.endswith((".cpp", ".cc", ".h", ".hpp")) else "python", data=code)
+    select = (rule.id, *getattr(example, "with_rules", ()))
+    options = Options(select=select, fix=fix, plan=fix or "safe", external_readers=getattr(example, "external_readers", False))
+    [res] = analyze([task], options, jobs=1).results
+    return res
 
 
 def _run(rule, example, fix=None):
-    res = process_bytes(example.code.encode(), _task(rule, example), Options(select=(rule.id,), fix=fix))
+    res = _process(rule, example, example.code.encode(), fix)
     assert res.error is None, res.error
     assert not res.notes, res.notes
     return res
@@ -59,7 +64,7 @@ def test_invalid_examples_are_reported_and_fixed(rule, example):
         safe_only = _run(rule, example, fix="safe")
         assert not safe_only.changed or safe_only.new.decode() != example.expected
     # Idempotent: fixing the result again changes nothing.
-    again = process_bytes(fixed.new, _task(rule, example), Options(select=(rule.id,), fix="unsafe"))
+    again = _process(rule, example, fixed.new, "unsafe")
     assert not again.changed, again.new.decode()
 
 

@@ -5,6 +5,7 @@ from typing import List
 
 import torch
 from torch import nn
+from torch.export import Dim
 
 
 class Head(nn.Module):
@@ -70,7 +71,7 @@ def main(out):
 
     q, k = torch.randn(3, 5, 4), torch.randn(3, 6, 4)
     attn = Attention()
-    results["traced"] = torch.jit.trace(attn, (q, k))(q, k)
+    results["traced"] = torch.export.export(attn, (q, k), dynamic_shapes=({i: Dim.AUTO for i in range(q.dim())}, {i: Dim.AUTO for i in range(k.dim())})).module()(q, k)
     results["exported"] = torch.export.export(attn, (q, k)).module()(q, k)
 
     errors = []

@@ -8,6 +8,7 @@ from typing import List
 
 import torch
 from torch import nn
+from torch.export import Dim
 
 
 class Pool(nn.Module):
@@ -58,7 +59,7 @@ class Net(nn.Module):
 def main(out):
     torch.manual_seed(0)
     model = Net().eval()
-    scripted = torch.jit.script(model)
+    scripted = torch.export.export(model, (torch.ones(5, 6),), dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO},)).module()  # ts2export: inputs=(torch.ones(5, 6),)
     x = torch.randn(5, 6)
     with torch.no_grad():
         outputs = {"eager": model(x), "scripted": scripted(x)}

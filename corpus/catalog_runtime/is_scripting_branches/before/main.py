@@ -67,7 +67,7 @@ class Net(nn.Module):
 def main(out):
     torch.manual_seed(0)
     model = Net().eval()
-    scripted = torch.jit.script(model)
+    scripted = torch.jit.script(model)  # ts2export: inputs=(torch.ones(5, 6),)
     x = torch.randn(5, 6)
     with torch.no_grad():
         outputs = {"eager": model(x), "scripted": scripted(x)}

@@ -1,0 +1,1074 @@
+"""The program model: what a migration must keep together, across files and rules.
+
+Built once per run from every Python file of the run (:mod:`ts2export.pyindex`, the standard
+library's ``ast``; no libcst), it knows
+
+* the TorchScript **entry points**: ``torch.jit.script``/``trace``/``trace_module`` calls,
+  ``@torch.jit.script`` and ``@torch.jit.script_if_tracing`` definitions, ``torch.jit.ScriptModule``
+  subclasses;
+* the **code they compile or trace**: the classes and functions reachable from each entry point,
+  followed through imports into other files of the run (bases, methods, submodules built in
+  ``__init__``, functions called, names in annotations);
+* the **artifacts**: every writer (``.save(p)``, ``torch.jit.save(m, p)``, lite-interpreter saves)
+  and reader (``torch.jit.load(p)``, lite loads), with its path read as a pattern
+  (:mod:`ts2export.artifact_paths`: literals, f-strings, ``os.path.join``, pathlib ``/``,
+  ``str(...)``, names bound once, and parameters of functions bound at their call sites), and the
+  entry point each writer saves (names, ``self.`` attributes, ``.eval()``-like calls, factories).
+
+A **unit** is a set of call sites that must migrate together: an entry point, the writers that
+save its value, the readers whose path may match a writer's, and what those readers save again.
+After the rules have checked every file (the engine's first pass), :meth:`Program.solve` decides
+which fixes to hold back so that no program breaks:
+
+1. a unit whose call sites cannot all be rewritten (no fix, an unsafe fix without
+   ``--unsafe-fixes``, suppressed, a reader of an artifact made outside the run) keeps all of them;
+2. a fix inside code that an entry point which stays still compiles (or traces) is held back
+   unless its rule keeps that code working under TorchScript (``keeps_torchscript``,
+   ``keeps_tracing``);
+3. an entry point rewritten to ``torch.export`` is held back when the code it exports keeps a
+   construct that makes export fail (``blocks_export`` findings that are not fixed);
+
+repeated until nothing changes. Rules never see this module: the engine applies the decision, and
+gives each rule only a small per-file view (:class:`ts2export.rule.ProgramView`).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from ts2export import artifact_paths as ap
+from ts2export.pyindex import Def, Pos, PyFile, dotted, module_name
+from ts2export.rule import ProgramView, object_key
+
+SCRIPT = "torch.jit.script"
+TRACE = "torch.jit.trace"
+TRACE_MODULE = "torch.jit.trace_module"
+JIT_SAVE = "torch.jit.save"
+JIT_LOAD = "torch.jit.load"
+LITE_LOADS = {"torch.jit._load_for_lite_interpreter", "torch.jit.mobile._load_for_lite_interpreter"}
+SCRIPT_IF_TRACING = "torch.jit.script_if_tracing"
+SCRIPT_MODULES = {"torch.jit.ScriptModule", "torch.jit._script.ScriptModule", "torch.jit.RecursiveScriptModule"}
+# Calls that return (a transformed copy of) the TorchScript module they are given.
+PASS_THROUGH = {"torch.jit.freeze", "torch.jit.optimize_for_inference",
+                "torch.utils.mobile_optimizer.optimize_for_mobile"}
+# Methods of a module that return the module itself.
+SELF_METHODS = {"eval", "train", "to", "cpu", "cuda", "half", "float", "double", "bfloat16", "requires_grad_",
+                "share_memory"}
+SAVE_METHODS = {"save": "save", "_save_for_lite_interpreter": "lite-save", "_save_to_buffer_for_lite_interpreter": "lite-save"}
+
+# Site kinds
+ENTRY_SCRIPT, ENTRY_TRACE = "script", "trace"
+ENTRY_DECORATOR, ENTRY_IF_TRACING, ENTRY_CLASS = "script-decorator", "script-if-tracing", "script-module-class"
+WRITER, READER = "writer", "reader"
+#: Kinds whose call is rewritten into something that TorchScript code around it cannot use.
+CALL_SITES = {ENTRY_SCRIPT, ENTRY_TRACE, WRITER, READER}
+#: Kinds that make TorchScript compile code (the rest trace it).
+COMPILERS = {ENTRY_SCRIPT, ENTRY_DECORATOR, ENTRY_IF_TRACING, ENTRY_CLASS}
+
+_UNKNOWN = object()  # a value that cannot be followed
+_MAX_DEPTH = 8
+
+
+@dataclass(eq=False)
+class Site:
+    """One TorchScript construct the model tracks."""
+
+    kind: str
+    file: PyFile
+    node: ast.AST
+    start: Pos
+    end: Pos
+    scope: str  # qualname of the enclosing definition ("" at module level)
+    text: str
+    api: str = ""  # the TorchScript function called (or "method .save")
+    findings: list["ScanFinding"] = field(default_factory=list)
+    patterns: list[ap.Pattern] = field(default_factory=list)  # writers and readers
+    unit: "Unit | None" = None
+    writes_lite: bool = False
+
+    @property
+    def where(self) -> str:
+        return f"{self.file.path}:{self.start[0]}"
+
+    def describe(self) -> str:
+        return f"`{self.text}` at {self.where}"
+
+
+@dataclass(eq=False)
+class ScanFinding:
+    """A finding of the first pass, as the model needs it (plain data)."""
+
+    rule_id: str
+    path: str
+    start: Pos
+    end: Pos
+    anchor: str
+    fixable: bool  # a fix exists that this run's mode applies
+    message: str
+    keeps_torchscript: bool = False
+    keeps_tracing: bool = False
+    blocks_export: bool = False
+    fix_spans: tuple[tuple[Pos, Pos], ...] = ()
+    defs: tuple[str, ...] = ()  # qualnames of the enclosing definitions, innermost first
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.start[0]}"
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.path, self.anchor
+
+
+@dataclass(eq=False)
+class Unit:
+    sites: list[Site] = field(default_factory=list)
+    label: str = ""
+
+
+@dataclass
+class Decision:
+    """What the model decided for one run (plain data, per file)."""
+
+    held: dict[str, dict[str, str]] = field(default_factory=dict)  # path -> anchor -> reason
+    regions: dict[str, dict[str, tuple[str | None, str | None]]] = field(default_factory=dict)
+    units: dict[str, dict[str, str]] = field(default_factory=dict)  # path -> anchor -> unit label
+
+    def for_file(self, path: str) -> "FileDecision":
+        return FileDecision(self.held.get(path, {}), self.regions.get(path, {}), self.units.get(path, {}))
+
+
+@dataclass(frozen=True)
+class FileDecision:
+    held: dict[str, str]
+    regions: dict[str, tuple[str | None, str | None]]  # def qualname -> (compiled by, traced by)
+    units: dict[str, str]
+
+    def region_hold(self, defs: Sequence[str], keeps_torchscript: bool, keeps_tracing: bool) -> str | None:
+        """Why a fix inside ``defs`` (innermost first) must wait, if it must."""
+        for qualname in defs:
+            compiled, traced = self.regions.get(qualname, (None, None))
+            if compiled and not keeps_torchscript:
+                return compiled
+            if traced and not keeps_tracing:
+                return traced
+        return None
+
+
+class Program:
+    """The program model of one run. ``sources`` maps each Python file of the run to its bytes."""
+
+    def __init__(self, sources: dict[str, bytes], external_readers: bool = False) -> None:
+        self.external_readers = external_readers
+        self.sources = sources
+        self.files: dict[str, PyFile] = {}
+        inits = {os.path.dirname(os.path.normpath(p)) for p in sources if os.path.basename(p) == "__init__.py"}
+
+        def has_init(folder: str) -> bool:
+            return folder in inits or os.path.isfile(os.path.join(folder, "__init__.py"))
+
+        self._module_names = {path: module_name(path, has_init) for path in sources}
+        self.modules: dict[str, list[str]] = {}
+        for path, name in self._module_names.items():
+            self.modules.setdefault(name, []).append(path)
+        self.sites: list[Site] = []
+        self._calls: dict[tuple[str, str], list[tuple[PyFile, ast.Call]]] | None = None
+        self._reach_cache: dict[tuple[str, str], set[tuple[str, str]]] = {}
+        self._unknown_targets: list[Site] = []
+        self.broken: dict[str, str] = {}  # files that ast could not read
+        for path, data in sources.items():
+            if b"jit" in data or b"torch" in data:
+                f = self.file(path)
+                if f is not None:
+                    self._find_sites(f)
+        self._link()
+
+    # -- files and names ---------------------------------------------------------------------
+    def file(self, path: str) -> PyFile | None:
+        if path in self.files:
+            return self.files[path]
+        if path in self.broken or path not in self.sources:
+            return None
+        try:
+            f = PyFile(path, self.sources[path], self._module_names[path])
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+            self.broken[path] = str(exc)
+            return None
+        self.files[path] = f
+        return f
+
+    def _module_file(self, name: str, near: str | None = None) -> PyFile | None:
+        paths = self.modules.get(name)
+        if not paths:
+            return None
+        if near is not None and len(paths) > 1:
+            folder = os.path.dirname(near)
+            paths = sorted(paths, key=lambda p: os.path.dirname(p) != folder)
+        return self.file(paths[0])
+
+    def qualified(self, f: PyFile, node: ast.AST) -> str | None:
+        """The dotted name an expression refers to (imports followed; module-level definitions of
+        the file as ``module.qualname``), or None."""
+        parts = dotted(node)
+        if not parts:
+            return None
+        found = f.scope_at(node).lookup(parts[0])
+        if found is None:
+            return ".".join(["builtins", *parts]) if hasattr(builtins, parts[0]) else None
+        scope, binding = found
+        if binding.imports and not binding.values and not binding.defs and len(set(binding.imports)) == 1:
+            return ".".join([binding.imports[0], *parts[1:]])
+        if binding.defs and not binding.values and not binding.imports and len(binding.defs) == 1:
+            return ".".join([f"{f.module}.{binding.defs[0]}" if f.module else binding.defs[0], *parts[1:]])
+        return None
+
+    def lookup_def(self, name: str, near: str | None = None, depth: int = 0) -> tuple[PyFile, Def] | None:
+        """The definition in the run that a dotted name names (through re-exports), if any."""
+        if depth > _MAX_DEPTH or not name:
+            return None
+        parts = name.split(".")
+        for cut in range(len(parts), 0, -1):
+            f = self._module_file(".".join(parts[:cut]), near)
+            if f is None:
+                continue
+            rest = parts[cut:]
+            if not rest:
+                return None  # a module, not a definition
+            d = f.def_by_qualname.get(".".join(rest))
+            if d is not None:
+                return f, d
+            for i in range(len(rest), 0, -1):  # a definition, then attributes of it
+                d = f.def_by_qualname.get(".".join(rest[:i]))
+                if d is not None:
+                    return (f, d) if i == len(rest) else None
+            binding = f.module_scope.names.get(rest[0])
+            if binding is not None and binding.imports:
+                return self.lookup_def(".".join([binding.imports[0], *rest[1:]]), f.path, depth + 1)
+            for star in f.star_imports:
+                found = self.lookup_def(".".join([star, *rest]), f.path, depth + 1)
+                if found is not None:
+                    return found
+            return None
+        return None
+
+    def in_run(self, name: str) -> bool:
+        """Whether a dotted name lies in a module of this run (else it is a library's)."""
+        parts = name.split(".")
+        return any(".".join(parts[:cut]) in self.modules for cut in range(len(parts), 0, -1))
+
+    def def_of(self, f: PyFile, node: ast.AST) -> tuple[PyFile, Def] | None:
+        name = self.qualified(f, node)
+        return self.lookup_def(name, f.path) if name else None
+
+    # -- following values --------------------------------------------------------------------
+    def values(self, f: PyFile, node: ast.AST, depth: int = 0, seen: frozenset = frozenset()) -> list:
+        """What ``node`` may evaluate to, as alternatives: ``(file, expr)``, ``("def", file, Def)``
+        for a definition of the run, or :data:`_UNKNOWN`. Names are followed to every value they
+        are bound to, parameters to the arguments of their call sites (and their default),
+        ``self.attr`` to its assignments in the class. A value met again (``m = script(m)``) adds
+        nothing."""
+        if depth > _MAX_DEPTH:
+            return [_UNKNOWN]
+        if id(node) in seen:
+            return []
+        seen = seen | {id(node)}
+        if isinstance(node, ast.Name):
+            found = f.scope_at(node).lookup(node.id)
+            if found is None:
+                return [(f, node)]
+            scope, binding = found
+            out: list = []
+            for qualname in binding.defs:
+                d = f.def_by_qualname.get(qualname)
+                out.append(("def", f, d) if d is not None else _UNKNOWN)
+            for target in binding.imports:
+                hit = self.lookup_def(target, f.path)
+                out.append(("def", hit[0], hit[1]) if hit is not None else (f, node))
+            for value in binding.values:
+                out.extend(self.values(f, value, depth + 1, seen) if value is not None else [_UNKNOWN])
+            if binding.param_of is not None:
+                out.extend(self._param_values(f, binding.param_of, node.id, depth, seen))
+            return out
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            assigned = self._self_attribute(f, node, depth, seen)
+            if assigned is not None:
+                return assigned if assigned else [_UNKNOWN]
+        if isinstance(node, ast.NamedExpr):
+            return self.values(f, node.value, depth + 1, seen)
+        return [(f, node)]
+
+    def _self_attribute(self, f: PyFile, node: ast.Attribute, depth: int = 0, seen: frozenset = frozenset()) -> list | None:
+        """Values of ``self.attr`` inside a method: its assignments in the class (None if ``node``
+        is not such an attribute)."""
+        d = f.innermost_def(f.start(node))
+        while d is not None and d.kind != "function":
+            d = f.def_by_qualname.get(d.parent) if d.parent else None
+        if d is None or d.parent is None:
+            return None
+        cls = f.def_by_qualname.get(d.parent)
+        fn = d.node
+        if cls is None or cls.kind != "class" or not fn.args.args or fn.args.args[0].arg != node.value.id:
+            return None
+        stores = []
+        for sub in ast.walk(cls.node):
+            if isinstance(sub, ast.Assign) and len(sub.targets) == 1:
+                t = sub.targets[0]
+                if isinstance(t, ast.Attribute) and t.attr == node.attr and isinstance(t.value, ast.Name) and t.value.id == node.value.id:
+                    stores.append(sub.value)
+            elif isinstance(sub, (ast.AnnAssign, ast.AugAssign)):
+                t = sub.target
+                if isinstance(t, ast.Attribute) and t.attr == node.attr:
+                    stores.append(getattr(sub, "value", None))
+        values = []
+        for value in stores:
+            if value is None:
+                return []
+            if (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in SELF_METHODS
+                    and isinstance(value.func.value, ast.Attribute) and value.func.value.attr == node.attr):
+                continue  # self.m = self.m.eval()
+            values.extend(self.values(f, value, depth + 1, seen))
+        return values
+
+    def calls_of(self, path: str, qualname: str) -> list[tuple[PyFile, ast.Call]]:
+        """Call sites in the run of the function (or class: its constructor) ``qualname`` of ``path``."""
+        if self._calls is None:
+            self._calls = {}
+            for f in list(self.files.values()):
+                for node in f.walk():
+                    if not isinstance(node, ast.Call):
+                        continue
+                    target = self._callee(f, node)
+                    if target is not None:
+                        self._calls.setdefault(target, []).append((f, node))
+        return self._calls.get((path, qualname), [])
+
+    def _callee(self, f: PyFile, call: ast.Call) -> tuple[str, str] | None:
+        func = call.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            d = f.innermost_def(f.start(call))
+            while d is not None and d.kind != "function":
+                d = f.def_by_qualname.get(d.parent) if d.parent else None
+            if d is not None and d.parent and d.node.args.args and d.node.args.args[0].arg == func.value.id:
+                cls = f.def_by_qualname.get(d.parent)
+                if cls is not None and cls.kind == "class":
+                    method = f.def_by_qualname.get(f"{cls.qualname}.{func.attr}")
+                    if method is not None:
+                        return f.path, method.qualname
+        found = self.def_of(f, func)
+        return (found[0].path, found[1].qualname) if found else None
+
+    def _param_values(self, f: PyFile, owner: str, name: str, depth: int, seen: frozenset = frozenset()) -> list:
+        d = f.def_by_qualname.get(owner)
+        if d is None or d.kind != "function":
+            return [_UNKNOWN]
+        args = d.node.args
+        params = [a.arg for a in [*args.posonlyargs, *args.args]]
+        is_method = d.parent is not None and f.def_by_qualname.get(d.parent) is not None and \
+            f.def_by_qualname[d.parent].kind == "class"
+        defaults = dict(zip(params[len(params) - len(args.defaults):], args.defaults))
+        defaults.update({a.arg: v for a, v in zip(args.kwonlyargs, args.kw_defaults) if v is not None})
+        sites = list(self.calls_of(f.path, owner))
+        if is_method and d.node.name == "__init__":
+            sites += self.calls_of(f.path, d.parent)
+        if not sites:
+            annotation = next((a.annotation for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]
+                               if a.arg == name and a.annotation is not None), None)
+            unknown = [("annotated", f, annotation)] if annotation is not None else [_UNKNOWN]
+            return self.values(f, defaults[name], depth + 1, seen) + unknown if name in defaults else unknown
+        out: list = []
+        for cf, call in sites:
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                out.append(_UNKNOWN)
+                continue
+            positional = params[1:] if is_method else params
+            value = None
+            for k in call.keywords:
+                if k.arg == name:
+                    value = k.value
+            if value is None and name in positional and positional.index(name) < len(call.args):
+                value = call.args[positional.index(name)]
+            if value is not None:
+                out.extend(self.values(cf, value, depth + 1, seen))
+            elif name in defaults:
+                out.extend(self.values(f, defaults[name], depth + 1, seen))
+            else:
+                out.append(_UNKNOWN)
+            if len(out) > ap.MAX_ALTERNATIVES:
+                return [_UNKNOWN]
+        return out
+
+    # -- path patterns -----------------------------------------------------------------------
+    def patterns(self, f: PyFile, node: ast.AST | None, depth: int = 0) -> list[ap.Pattern]:
+        """The path patterns an expression may evaluate to."""
+        if node is None or depth > _MAX_DEPTH:
+            return [(ap.ANY,)]
+        out: list[ap.Pattern] = []
+        for value in self.values(f, node, depth):
+            if value is _UNKNOWN or value[0] in ("def", "annotated"):
+                out.append((ap.ANY,))
+            else:
+                out.extend(self._pattern_of(value[0], value[1], depth + 1))
+            if len(out) > ap.MAX_ALTERNATIVES:
+                return [(ap.ANY,)]
+        return list(dict.fromkeys(out)) or [(ap.ANY,)]
+
+    def _product(self, f: PyFile, parts: list, depth: int, combine) -> list[ap.Pattern]:
+        options: list[list[ap.Pattern]] = []
+        for part in parts:
+            options.append([(part,)] if isinstance(part, str) else self.patterns(f, part, depth))
+        results: list[list[ap.Pattern]] = [[]]
+        for opts in options:
+            results = [r + [o] for r in results for o in opts]
+            if len(results) > ap.MAX_ALTERNATIVES:
+                return [(ap.ANY,)]
+        return [combine(r) for r in results]
+
+    def _pattern_of(self, f: PyFile, node: ast.AST, depth: int) -> list[ap.Pattern]:
+        if isinstance(node, ast.Constant):
+            return [(node.value,)] if isinstance(node.value, str) else [(ap.ANY,)]
+        if isinstance(node, ast.JoinedStr):
+            parts = [v.value if isinstance(v, ast.Constant) else v.value for v in node.values]
+            return self._product(f, parts, depth, lambda ps: ap.concat(*ps))
+        if isinstance(node, ast.BinOp):
+            if isinstance(node.op, ast.Add):
+                return self._product(f, [node.left, node.right], depth, lambda ps: ap.concat(*ps))
+            if isinstance(node.op, ast.Div):
+                return self._product(f, [node.left, node.right], depth, ap.join)
+            if isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str):
+                import re
+
+                return [ap.normalize(tuple(ap.ANY if i % 2 else p for i, p in enumerate(re.split(r"(%[-#0 +]*\d*(?:\.\d+)?[sdrifgx])", node.left.value))))]
+            return [(ap.ANY,)]
+        if isinstance(node, ast.Call):
+            return self._call_pattern(f, node, depth)
+        return [(ap.ANY,)]
+
+    def _call_pattern(self, f: PyFile, node: ast.Call, depth: int) -> list[ap.Pattern]:
+        name = self.qualified(f, node.func) or ""
+        args = list(node.args)
+        if name in ("os.path.join", "posixpath.join", "ntpath.join", "pathlib.Path", "pathlib.PurePath",
+                    "pathlib.PosixPath", "pathlib.PurePosixPath") and args and not node.keywords:
+            return self._product(f, args, depth, ap.join)
+        if name in ("builtins.str", "os.fspath", "os.path.abspath", "os.path.realpath", "os.path.normpath",
+                    "os.path.expanduser", "builtins.open") and args:
+            return self.patterns(f, args[0], depth)
+        if name in ("io.BytesIO", "io.StringIO"):
+            return [ap.buffer(f"{f.path}:{node.lineno}:{node.col_offset}")]
+        if isinstance(node.func, ast.Attribute):
+            method = node.func.attr
+            receiver = node.func.value
+            if method == "format" and isinstance(receiver, ast.Constant) and isinstance(receiver.value, str):
+                import re
+
+                return [ap.normalize(tuple(ap.ANY if i % 2 else p for i, p in enumerate(re.split(r"(\{[^{}]*\})", receiver.value))))]
+            if method == "joinpath":
+                return self._product(f, [receiver, *args], depth, ap.join)
+            if method in ("resolve", "absolute", "expanduser", "as_posix", "__fspath__"):
+                return self.patterns(f, receiver, depth)
+            if method == "with_suffix" and args and isinstance(args[0], ast.Constant) and isinstance(args[0].value, str):
+                return [(ap.ANY, args[0].value)]
+            if method == "with_name" and args and isinstance(args[0], ast.Constant) and isinstance(args[0].value, str):
+                return [(ap.ANY, "/" + args[0].value)]
+        return [(ap.ANY,)]
+
+    # -- what a value is ---------------------------------------------------------------------
+    def origins(self, f: PyFile, node: ast.AST, depth: int = 0) -> list:
+        """Where a (TorchScript) object comes from: producing sites, ``("instance", file, def)`` of
+        a class, or :data:`_UNKNOWN`."""
+        if depth > _MAX_DEPTH:
+            return [_UNKNOWN]
+        out = []
+        for value in self.values(f, node, depth):
+            if value is _UNKNOWN:
+                out.append(_UNKNOWN)
+                continue
+            if value[0] == "def":
+                site = self._decorator_site(value[1], value[2])
+                out.append(site if site is not None else value)
+                continue
+            if value[0] == "annotated":
+                out.append(_UNKNOWN)
+                continue
+            vf, expr = value
+            site = self._site_at(vf, expr)
+            if site is not None and site.kind in (ENTRY_SCRIPT, ENTRY_TRACE, READER):
+                out.append(site)
+                continue
+            if isinstance(expr, ast.Call):
+                name = self.qualified(vf, expr.func)
+                if name in PASS_THROUGH and expr.args:
+                    out.extend(self.origins(vf, expr.args[0], depth + 1))
+                    continue
+                if isinstance(expr.func, ast.Attribute) and expr.func.attr in SELF_METHODS:
+                    out.extend(self.origins(vf, expr.func.value, depth + 1))
+                    continue
+                found = self.lookup_def(name, vf.path) if name else None
+                if found is not None and found[1].kind == "class":
+                    out.append(("instance", found[0], found[1]))
+                    continue
+                if found is not None and found[1].kind == "function":
+                    returns = [r.value for r in _returns(found[1].node) if r.value is not None]
+                    out.extend(o for r in returns for o in self.origins(found[0], r, depth + 1))
+                    if not returns:
+                        out.append(_UNKNOWN)
+                    continue
+                out.append(_UNKNOWN)
+                continue
+            if isinstance(expr, (ast.Name, ast.Attribute)):
+                found = self.def_of(vf, expr)
+                if found is not None:
+                    site = self._decorator_site(found[0], found[1])
+                    out.append(site if site is not None else ("def", found[0], found[1]))
+                    continue
+            out.append(_UNKNOWN)
+        return out
+
+    def targets(self, f: PyFile, node: ast.AST | None, depth: int = 0) -> tuple[set[tuple[str, str]], bool]:
+        """Definitions of the run that a scripted or traced object is made from, and whether some
+        part of it cannot be followed (then it may be any code of the run)."""
+        if node is None:
+            return set(), True
+        found: set[tuple[str, str]] = set()
+        unknown = False
+        for origin in self.origins(f, node, depth):
+            if origin is _UNKNOWN:
+                unknown = True
+            elif isinstance(origin, Site):
+                if origin.kind in (ENTRY_SCRIPT, ENTRY_TRACE):
+                    inner, u = self.targets(origin.file, _first_arg(origin.node, "obj", "func", "mod"), depth + 1)
+                    found |= inner
+                    unknown |= u
+                elif origin.kind == ENTRY_DECORATOR:
+                    d = origin.file.innermost_def(origin.start)
+                    if d is not None:
+                        found.add((origin.file.path, d.qualname))
+                else:
+                    unknown = True  # a loaded artifact: its code is not in the run
+            elif origin[0] in ("instance", "def"):
+                found.add((origin[1].path, origin[2].qualname))
+        return found, unknown
+
+    # -- sites -------------------------------------------------------------------------------
+    def _find_sites(self, f: PyFile) -> None:
+        for node in f.walk():
+            if isinstance(node, ast.Call):
+                self._call_site(f, node)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                for dec in node.decorator_list:
+                    target = dec.func if isinstance(dec, ast.Call) else dec
+                    name = self.qualified(f, target)
+                    if name == SCRIPT:
+                        self._add(ENTRY_DECORATOR, f, dec, name)
+                    elif name == SCRIPT_IF_TRACING:
+                        self._add(ENTRY_IF_TRACING, f, dec, name)
+                if isinstance(node, ast.ClassDef):
+                    for base in node.bases:
+                        if self.qualified(f, base) in SCRIPT_MODULES:
+                            self._add(ENTRY_CLASS, f, base, "torch.jit.ScriptModule")
+
+    def _add(self, kind: str, f: PyFile, node: ast.AST, api: str) -> Site:
+        start, end = f.start(node), f.end(node)
+        d = f.innermost_def(start)
+        site = Site(kind, f, node, start, end, d.qualname if d else "", f.text(node), api)
+        self.sites.append(site)
+        return site
+
+    def _call_site(self, f: PyFile, node: ast.Call) -> None:
+        name = self.qualified(f, node.func)
+        if name == SCRIPT:
+            self._add(ENTRY_SCRIPT, f, node, name)
+        elif name in (TRACE, TRACE_MODULE):
+            self._add(ENTRY_TRACE, f, node, name)
+        elif name == JIT_LOAD or name in LITE_LOADS:
+            site = self._add(READER, f, node, name)
+            site.patterns = self.patterns(f, _first_arg(node, "f"))
+        elif name == JIT_SAVE:
+            site = self._add(WRITER, f, node, name)
+            site.patterns = self.patterns(f, _arg(node, 1, "f"))
+        elif isinstance(node.func, ast.Attribute) and node.func.attr in SAVE_METHODS:
+            site = self._add(WRITER, f, node, "." + node.func.attr)
+            site.writes_lite = SAVE_METHODS[node.func.attr] == "lite-save"
+            path = _first_arg(node, "f") if node.func.attr != "_save_to_buffer_for_lite_interpreter" else None
+            site.patterns = self.patterns(f, path) if path is not None else [ap.buffer(f"{f.path}:{node.lineno}")]
+
+    def _site_at(self, f: PyFile, node: ast.AST) -> Site | None:
+        start = f.start(node) if hasattr(node, "lineno") else None
+        for s in self._sites_by_file().get(f.path, ()):
+            if s.node is node or (start is not None and s.start == start and s.end == f.end(node) and s.kind != WRITER):
+                return s
+        return None
+
+    def _decorator_site(self, f: PyFile, d: Def) -> Site | None:
+        for s in self._sites_by_file().get(f.path, ()):
+            if s.kind == ENTRY_DECORATOR and d.contains(s.start) and d.start <= s.start < (d.node.lineno, 0):
+                return s
+        return None
+
+    def _sites_by_file(self) -> dict[str, list[Site]]:
+        if getattr(self, "_by_file", None) is None or self._by_file_count != len(self.sites):
+            self._by_file: dict[str, list[Site]] = {}
+            for s in self.sites:
+                self._by_file.setdefault(s.file.path, []).append(s)
+            self._by_file_count = len(self.sites)
+        return self._by_file
+
+    def _link(self) -> None:
+        """Writers to the objects they save; readers to writers of a matching path; units."""
+        parent: dict[int, Site] = {}
+
+        def find(s: Site) -> Site:
+            while id(s) in parent and parent[id(s)] is not s:
+                s = parent[id(s)]
+            return s
+
+        def union(a: Site, b: Site) -> None:
+            ra, rb = find(a), find(b)
+            if ra is not rb:
+                parent[id(rb)] = ra
+
+        # Which writers really save TorchScript (a `.save` on anything else is not ours).
+        self.writer_origins: dict[int, list] = {}
+        for s in list(self.sites):
+            if s.kind != WRITER:
+                continue
+            receiver = _first_arg(s.node, "m") if s.api == JIT_SAVE else s.node.func.value
+            origins = self.origins(s.file, receiver) if receiver is not None else [_UNKNOWN]
+            self.writer_origins[id(s)] = origins
+        for s in self.sites:
+            parent.setdefault(id(s), s)
+        classes = {(s.file.path, s.file.innermost_def(s.start).qualname): s for s in self.sites
+                   if s.kind == ENTRY_CLASS and s.file.innermost_def(s.start) is not None}
+        for s in self.sites:
+            if s.kind != WRITER:
+                continue
+            for o in self.writer_origins[id(s)]:
+                if isinstance(o, Site):
+                    union(s, o)
+                elif isinstance(o, tuple) and o[0] == "instance":
+                    for cls in self._script_module_roots(o[1], o[2]):
+                        if cls in classes:
+                            union(s, classes[cls])
+        writers = [s for s in self.sites if s.kind == WRITER]
+        readers = [s for s in self.sites if s.kind == READER]
+        self.links: dict[int, list[Site]] = {}
+        for r in readers:
+            for w in writers:
+                if any(ap.may_match(p, q) for p in r.patterns for q in w.patterns):
+                    self.links.setdefault(id(r), []).append(w)
+                    self.links.setdefault(id(w), []).append(r)
+        for r in readers:
+            for w in self.links.get(id(r), ()):
+                union(r, w)
+        units: dict[int, Unit] = {}
+        for s in self.sites:
+            root = find(s)
+            unit = units.setdefault(id(root), Unit())
+            unit.sites.append(s)
+            s.unit = unit
+        for unit in units.values():
+            unit.sites.sort(key=lambda s: (s.file.path, s.start))
+            first = next((s for s in unit.sites if s.kind in (ENTRY_SCRIPT, ENTRY_TRACE, ENTRY_CLASS)), unit.sites[0])
+            unit.label = f"{first.where} {first.text}"
+        self.units = list(units.values())
+
+    def _script_module_roots(self, f: PyFile, d: Def, depth: int = 0) -> list[tuple[str, str]]:
+        """The ScriptModule subclasses (naming ``torch.jit.ScriptModule`` directly) that ``d`` is or
+        derives from."""
+        if depth > _MAX_DEPTH or d.kind != "class":
+            return []
+        out = []
+        for base in d.node.bases:
+            if self.qualified(f, base) in SCRIPT_MODULES:
+                out.append((f.path, d.qualname))
+                continue
+            found = self.def_of(f, base)
+            if found is not None:
+                out.extend(self._script_module_roots(found[0], found[1], depth + 1))
+        return out
+
+    def is_writer(self, s: Site) -> bool:
+        """A `.save(...)` call is a TorchScript writer when a rule reported it or what it saves
+        comes from TorchScript."""
+        if s.kind != WRITER:
+            return False
+        if s.api == JIT_SAVE or s.findings:
+            return True
+        for o in self.writer_origins.get(id(s), ()):
+            if isinstance(o, Site):
+                return True
+            if isinstance(o, tuple) and o[0] == "instance" and self._script_module_roots(o[1], o[2]):
+                return True
+        return False
+
+    # -- reach -------------------------------------------------------------------------------
+    def reach(self, site: Site) -> tuple[set[tuple[str, str]], bool]:
+        """Definitions an entry point compiles or traces, and whether it may reach unknown code."""
+        f = site.file
+        if site.kind in (ENTRY_DECORATOR, ENTRY_IF_TRACING, ENTRY_CLASS):
+            d = f.innermost_def(site.start)
+            roots = {(f.path, d.qualname)} if d is not None else set()
+            unknown = False
+            if site.kind == ENTRY_CLASS and d is not None:
+                roots |= self._subclasses(f.path, d.qualname)
+        else:
+            roots, unknown = self.targets(f, _first_arg(site.node, "obj", "func", "mod"))
+        out: set[tuple[str, str]] = set()
+        for root in roots:
+            out |= self._closure(root)
+        return out, unknown
+
+    def _subclasses(self, path: str, qualname: str) -> set[tuple[str, str]]:
+        out = set()
+        for f in self.files.values():
+            for d in f.defs:
+                if d.kind == "class":
+                    for base in d.node.bases:
+                        found = self.def_of(f, base)
+                        if found is not None and (found[0].path, found[1].qualname) == (path, qualname):
+                            out.add((f.path, d.qualname))
+        return out
+
+    def _closure(self, root: tuple[str, str]) -> set[tuple[str, str]]:
+        if root in self._reach_cache:
+            return self._reach_cache[root]
+        seen: set[tuple[str, str]] = set()
+        todo = [root]
+        while todo:
+            key = todo.pop()
+            if key in seen:
+                continue
+            seen.add(key)
+            f = self.file(key[0])
+            d = f.def_by_qualname.get(key[1]) if f is not None else None
+            if d is None:
+                continue
+            for other in f.defs:  # members: methods and nested definitions
+                if other.parent == d.qualname:
+                    todo.append((f.path, other.qualname))
+            for ref in self._refs(f, d):
+                todo.append(ref)
+        self._reach_cache[root] = seen
+        return seen
+
+    def _refs(self, f: PyFile, d: Def) -> set[tuple[str, str]]:
+        """Definitions of the run that a definition's body, bases and annotations name."""
+        out: set[tuple[str, str]] = set()
+        nodes: list[ast.AST] = []
+        for sub in ast.walk(d.node):
+            if isinstance(sub, ast.Attribute):
+                nodes.append(sub)
+            elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
+                nodes.append(sub)
+            elif isinstance(sub, ast.Constant) and isinstance(sub.value, str) and sub.value.isidentifier():
+                nodes.append(ast.Name(sub.value, ast.Load(), lineno=sub.lineno, col_offset=sub.col_offset))
+                f.scope_of_node[id(nodes[-1])] = f.scope_at(sub)
+        for node in nodes:
+            found = self.def_of(f, node)
+            if found is not None:
+                out.add((found[0].path, found[1].qualname))
+        return out
+
+    # -- solving ---------------------------------------------------------------------------
+    def attach(self, findings: Iterable[ScanFinding]) -> None:
+        """Give each site the findings of the first pass that report it."""
+        by_file = self._sites_by_file()
+        self.findings = list(findings)
+        for s in self.sites:
+            s.findings = []
+        for fi in self.findings:
+            for s in by_file.get(fi.path, ()):
+                if (fi.start, fi.end) == (s.start, s.end) or (
+                    s.kind in (ENTRY_DECORATOR, ENTRY_IF_TRACING, ENTRY_CLASS)
+                    and fi.start <= s.start and s.end <= fi.end and fi.start[0] == s.start[0]
+                ):
+                    s.findings.append(fi)
+
+    def solve(self, extra_held: dict[tuple[str, str], str] | None = None) -> Decision:
+        """Which fixes to hold back, and why. ``extra_held``: (path, anchor) -> reason, fixes the
+        engine could not apply (their units wait too)."""
+        held: dict[tuple[str, str], str] = dict(extra_held or {})
+        writers = {id(s) for s in self.sites if self.is_writer(s)}
+        sites = [s for s in self.sites if s.kind != WRITER or id(s) in writers]
+        reach = {id(s): self.reach(s) for s in sites if s.kind not in (WRITER, READER)}
+
+        def fixable(fi: ScanFinding) -> bool:
+            return fi.fixable and fi.key not in held
+
+        def goes(s: Site) -> bool:
+            if any(fixable(fi) for fi in s.findings):
+                return True
+            return any(fixable(fi) and _covers(fi, s) for fi in self.findings if fi.path == s.file.path and fi.fix_spans)
+
+        def hold(fi: ScanFinding, reason: str) -> bool:
+            if fi.fixable and fi.key not in held:
+                held[fi.key] = reason
+                return True
+            return False
+
+        def stays(s: Site) -> str:
+            """Why a call site stays TorchScript, as a predicate ("stays TorchScript (...)")."""
+            for fi in s.findings:
+                if fi.key in held:
+                    return f"is held back ({held[fi.key]})"
+            for fi in s.findings:
+                if not fi.fixable:
+                    return f"stays TorchScript (see {fi.rule_id} there)"
+            return "stays TorchScript"
+
+        changed = True
+        rounds = 0
+        while changed and rounds < 50:
+            changed = False
+            rounds += 1
+            # 1. units: all their call sites migrate, or none
+            for unit in self.units:
+                members = [s for s in unit.sites if s.kind != WRITER or id(s) in writers]
+                blockers: list[tuple[Site, str]] = []  # (site, why it stays, as a predicate)
+                order = {ENTRY_SCRIPT: 0, ENTRY_TRACE: 0, READER: 1, WRITER: 2}
+                for s in sorted(members, key=lambda s: order.get(s.kind, 3)):
+                    if s.kind == READER and not self.external_readers and not any(
+                            id(w) in writers for w in self.links.get(id(s), ())):
+                        shown = " or ".join(sorted({ap.shown(p) for p in s.patterns}))
+                        blockers.append((s, (
+                            f"reads `{shown}`, which no checked file writes: artifacts made elsewhere must be converted "
+                            "first (`ts2export convert`, same path), then run apply with `--external-readers`")))
+                    elif s.kind in CALL_SITES and not goes(s):
+                        blockers.append((s, stays(s)))
+                if not blockers:
+                    continue
+                blocker, why = blockers[0]
+                for s in members:
+                    reason = why if s is blocker else f"it migrates together with {blocker.describe()}, which {why}"
+                    for fi in s.findings:
+                        changed |= hold(fi, reason)
+            # 2. code that TorchScript still compiles or traces
+            compiled, traced, unknown_compiled, unknown_traced = self._staying_reach(sites, reach, goes)
+            for fi in self.findings:
+                if not fixable(fi) or not fi.defs:
+                    continue
+                why = self._region_reason(fi.path, fi.defs, compiled, traced, unknown_compiled, unknown_traced,
+                                          fi.keeps_torchscript, fi.keeps_tracing)
+                if why:
+                    changed |= hold(fi, why)
+            # 3. exports that would fail on code left as it is
+            for s in sites:
+                if s.kind not in (ENTRY_SCRIPT, ENTRY_TRACE) or not goes(s):
+                    continue
+                defs, _unknown = reach[id(s)]
+                for fi in self.findings:
+                    if not fi.blocks_export or fixable(fi):
+                        continue
+                    if any((fi.path, q) in defs for q in fi.defs):
+                        why = (f"torch.export would stop at {fi.rule_id} in `{fi.defs[-1]}` ({fi.where}), which "
+                               + ("is held back" if fi.fixable else "has no automatic fix"))
+                        for own in s.findings:
+                            changed |= hold(own, why)
+                        break
+        return self._decision(held, sites, reach, goes)
+
+    def _staying_reach(self, sites, reach, goes):
+        compiled: dict[tuple[str, str], Site] = {}
+        traced: dict[tuple[str, str], Site] = {}
+        unknown_compiled: Site | None = None
+        unknown_traced: Site | None = None
+        for s in sites:
+            if s.kind in (WRITER, READER) or goes(s):
+                continue
+            defs, unknown = reach[id(s)]
+            table = compiled if s.kind in COMPILERS else traced
+            for key in defs:
+                table.setdefault(key, s)
+            if unknown:
+                if s.kind in COMPILERS and unknown_compiled is None:
+                    unknown_compiled = s
+                elif s.kind not in COMPILERS and unknown_traced is None:
+                    unknown_traced = s
+        return compiled, traced, unknown_compiled, unknown_traced
+
+    @staticmethod
+    def _region_reason(path, defs, compiled, traced, unknown_compiled, unknown_traced, keeps_ts, keeps_tr) -> str | None:
+        if not keeps_ts:
+            for q in defs:
+                s = compiled.get((path, q))
+                if s is not None:
+                    return f"`{q}` is still compiled by TorchScript through {s.describe()}, which stays"
+            if unknown_compiled is not None:
+                return (f"this code may be compiled by TorchScript through {unknown_compiled.describe()}, which stays "
+                        "and whose target ts2export cannot follow")
+        if not keeps_tr:
+            for q in defs:
+                s = traced.get((path, q))
+                if s is not None:
+                    return f"`{q}` is still traced by TorchScript through {s.describe()}, which stays"
+            if unknown_traced is not None:
+                return (f"this code may be traced by TorchScript through {unknown_traced.describe()}, which stays "
+                        "and whose target ts2export cannot follow")
+        return None
+
+    def _decision(self, held, sites, reach, goes) -> Decision:
+        out = Decision()
+        for fi in self.findings:
+            if fi.key in held:
+                out.held.setdefault(fi.path, {})[fi.anchor] = held[fi.key]
+        compiled, traced, unknown_compiled, unknown_traced = self._staying_reach(sites, reach, goes)
+        for path, f in self.files.items():
+            regions = {}
+            for d in f.defs:
+                c = self._region_reason(path, [d.qualname], compiled, {}, unknown_compiled, None, False, True)
+                t = self._region_reason(path, [d.qualname], {}, traced, None, unknown_traced, True, False)
+                if c or t:
+                    regions[d.qualname] = (c, t)
+            if regions:
+                out.regions[path] = regions
+        for s in sites:
+            for fi in s.findings:
+                out.units.setdefault(fi.path, {})[fi.anchor] = s.unit.label if s.unit else ""
+        for fi in self.findings:
+            if fi.anchor in out.units.get(fi.path, {}):
+                continue
+            for s in sites:
+                if s.kind in (WRITER, READER):
+                    continue
+                defs, _ = reach[id(s)]
+                if any((fi.path, q) in defs for q in fi.defs):
+                    out.units.setdefault(fi.path, {})[fi.anchor] = s.unit.label if s.unit else ""
+                    break
+        return out
+
+    # -- what rules may ask --------------------------------------------------------------------
+    def views(self) -> dict[str, ProgramView]:
+        """Per file, what its names are in the run (see :class:`ts2export.rule.ProgramView`)."""
+        out: dict[str, ProgramView] = {}
+        for path, f in self.files.items():
+            if b"jit" not in f.source:
+                continue
+            kinds: dict[str, str] = {}
+            for node in f.walk():
+                if not isinstance(node, (ast.Name, ast.Attribute)):
+                    continue
+                name = self.qualified(f, node)
+                if not name or name in kinds or name.startswith(("torch.", "builtins.")):
+                    continue
+                found = self.lookup_def(name, f.path)
+                if found is None:
+                    continue
+                df, d = found
+                kind = d.kind
+                if kind == "class" and self._script_module_roots(df, d):
+                    kind = "script-module-class"
+                kinds[name] = kind
+                if df is f:
+                    kinds.setdefault(d.qualname, kind)
+            objects = {}
+            for site in self._sites_by_file().get(path, ()):
+                if site.kind in (ENTRY_SCRIPT, ENTRY_TRACE):
+                    arg = _first_arg(site.node, "obj", "func", "mod")
+                    if arg is not None:
+                        objects[object_key(site.scope, f.segment(arg))] = self.object_kind(f, arg) or "unknown"
+            out[path] = ProgramView(kinds, objects)
+        return out
+
+    def object_kind(self, f: PyFile, node: ast.AST, seen: frozenset = frozenset()) -> str:
+        """Whether what ``node`` evaluates to is a module instance, a function, a class, or
+        cannot be told: every value it may have must agree (values met again add nothing)."""
+        if id(node) in seen or len(seen) > _MAX_DEPTH:
+            return ""
+        seen = seen | {id(node)}
+        kinds: set[str] = set()
+        for alt in self.values(f, node):
+            kinds.add(self._kind_of_value(alt, seen))
+        kinds.discard("")
+        if not kinds:
+            return ""
+        return kinds.pop() if len(kinds) == 1 else "unknown"
+
+    def _kind_of_value(self, alt, seen: frozenset) -> str:
+        if alt is _UNKNOWN:
+            return "unknown"
+        if alt[0] == "def":
+            return "function" if alt[2].kind == "function" else "class"
+        if alt[0] == "annotated":  # a parameter nothing calls: its annotation says what it is
+            name = self.qualified(alt[1], alt[2]) or ""
+            if name.endswith(".Module") or name.startswith("torch.nn."):
+                return "module"
+            found = self.lookup_def(name, alt[1].path) if name else None
+            if found is not None and found[1].kind == "class":
+                return "module"
+            if name.rsplit(".", 1)[-1] == "Callable":
+                return "function"
+            return "unknown"
+        vf, expr = alt
+        if isinstance(expr, ast.Lambda):
+            return "function"
+        if isinstance(expr, ast.Call):
+            name = self.qualified(vf, expr.func) or ""
+            if name in ("functools.partial", "builtins.getattr"):
+                return "unknown"
+            if name in (SCRIPT, TRACE, TRACE_MODULE) or name in PASS_THROUGH:
+                inner = _first_arg(expr, "obj", "func", "mod", "script_module")
+                return self.object_kind(vf, inner, seen) if inner is not None else "unknown"
+            found = self.lookup_def(name, vf.path) if name else None
+            if found is not None and found[1].kind == "function":
+                returns = [r.value for r in _returns(found[1].node) if r.value is not None]
+                kinds = {self.object_kind(found[0], r, seen) for r in returns} - {""}
+                return kinds.pop() if len(kinds) == 1 else "unknown"
+            if isinstance(expr.func, ast.Attribute) and expr.func.attr in SELF_METHODS:
+                return self.object_kind(vf, expr.func.value, seen)
+            return "module"  # an instance made by a constructor or a factory
+        if isinstance(expr, (ast.Name, ast.Attribute)):
+            name = self.qualified(vf, expr)
+            if name and not self.in_run(name) and not name.startswith("builtins."):
+                last = name.rsplit(".", 1)[-1]
+                return "class" if last[:1].isupper() else "function"
+            return "unknown"
+        return "unknown"
+
+    # -- reporting ---------------------------------------------------------------------------
+    def artifacts(self) -> list[tuple[str, list[Site]]]:
+        """Each artifact path pattern with the writers and readers linked through it."""
+        groups: dict[str, list[Site]] = {}
+        writers = {id(s) for s in self.sites if self.is_writer(s)}
+        for s in self.sites:
+            if s.kind == READER or id(s) in writers:
+                for p in s.patterns:
+                    groups.setdefault(ap.shown(p), []).append(s)
+        return sorted((k, sorted(v, key=lambda s: (s.file.path, s.start))) for k, v in groups.items())
+
+
+def _covers(fi: ScanFinding, s: Site) -> bool:
+    return any(a <= s.start and s.end <= b for a, b in fi.fix_spans)
+
+
+def _returns(fn: ast.AST) -> list[ast.Return]:
+    out: list[ast.Return] = []
+    todo = list(ast.iter_child_nodes(fn))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Return):
+            out.append(node)
+        todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _arg(call: ast.Call, index: int, keyword: str) -> ast.AST | None:
+    for k in call.keywords:
+        if k.arg == keyword:
+            return k.value
+    positional = [a for a in call.args if not isinstance(a, ast.Starred)]
+    return positional[index] if len(positional) > index else None
+
+
+def _first_arg(call: ast.AST, *keywords: str) -> ast.AST | None:
+    if not isinstance(call, ast.Call):
+        return None
+    for k in call.keywords:
+        if k.arg in keywords:
+            return k.value
+    return call.args[0] if call.args and not isinstance(call.args[0], ast.Starred) else None

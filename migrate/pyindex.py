@@ -1,0 +1,301 @@
+"""A cheap index of one Python file, built with the standard library's ``ast`` (no libcst).
+
+The program model (:mod:`ts2export.program`) is built from these indexes, once per run, over every
+file of the run: what each module is called, what its names refer to (imports, definitions,
+assignments), where its definitions start and end, and how to read an expression back as a
+dotted name. ``ast`` parses a file about ten times faster than libcst with metadata, and the index
+keeps only what cross-file questions need.
+
+Positions are those of findings: 1-based lines, 0-based columns counted in characters (``ast``
+counts bytes; :meth:`PyFile.char_col` converts), ends exclusive.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+Pos = tuple[int, int]  # (line, column), 1-based line, 0-based character column
+
+
+@dataclass
+class Def:
+    """A class or function definition (methods and nested definitions included)."""
+
+    qualname: str  # "Gate", "Gate.forward", "build.inner"
+    kind: str  # "class" or "function"
+    node: ast.AST
+    start: Pos  # first decorator, or the `def`/`class` keyword
+    end: Pos
+    parent: str | None  # qualname of the enclosing definition
+
+    def contains(self, pos: Pos) -> bool:
+        return self.start <= pos < self.end
+
+
+@dataclass
+class Binding:
+    """What a name is bound to in one scope: every binding statement's value (None: not an
+    assignment of a value, e.g. a loop target or a parameter)."""
+
+    values: list[ast.AST | None] = field(default_factory=list)
+    imports: list[str] = field(default_factory=list)  # dotted targets of imports binding the name
+    defs: list[str] = field(default_factory=list)  # qualnames of definitions binding the name
+    param_of: str | None = None  # qualname of the function whose parameter it is
+
+    @property
+    def single_value(self) -> ast.AST | None:
+        """The value when the name is bound exactly once, by a plain assignment."""
+        if len(self.values) == 1 and not self.imports and not self.defs and self.param_of is None:
+            return self.values[0]
+        return None
+
+
+class Scope:
+    """The names bound in a module body or in one function (comprehension and lambda scopes are
+    folded into their function: a conservative view that only makes more names ambiguous)."""
+
+    def __init__(self, qualname: str, node: ast.AST, parent: "Scope | None") -> None:
+        self.qualname = qualname
+        self.node = node
+        self.parent = parent
+        self.names: dict[str, Binding] = {}
+
+    def bind(self, name: str) -> Binding:
+        return self.names.setdefault(name, Binding())
+
+    def lookup(self, name: str) -> tuple["Scope", Binding] | None:
+        """The innermost function scope, else the module scope, that binds ``name`` (class bodies
+        are skipped, as Python does for names used in methods)."""
+        scope: Scope | None = self
+        while scope is not None:
+            if name in scope.names:
+                return scope, scope.names[name]
+            scope = scope.parent
+        return None
+
+
+def module_name(path: str, has_init=None) -> str:
+    """The dotted module name Python gives ``path``: its folders up to the topmost one holding an
+    ``__init__.py`` (a script outside any package is named by its stem). ``has_init(folder)``
+    says whether a folder holds one (default: look on disk)."""
+    if has_init is None:
+        def has_init(folder: str) -> bool:
+            return os.path.isfile(os.path.join(folder or ".", "__init__.py"))
+    path = os.path.normpath(path)
+    stem = os.path.splitext(os.path.basename(path))[0]
+    parts = [] if stem == "__init__" else [stem]
+    folder = os.path.dirname(path)
+    while folder not in ("", os.sep) and has_init(folder):
+        parts.insert(0, os.path.basename(folder))
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return ".".join(parts)
+
+
+def dotted(node: ast.AST) -> list[str] | None:
+    """``a.b.c`` as ["a", "b", "c"]; None for anything else."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.insert(0, node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.insert(0, node.id)
+        return parts
+    return None
+
+
+class PyFile:
+    """One parsed file: its tree, scopes, definitions, and name resolution."""
+
+    def __init__(self, path: str, source: bytes, module: str | None = None) -> None:
+        self.path = path
+        self.module = module if module is not None else module_name(path)
+        self.source = source
+        self.tree = ast.parse(source, filename=path)
+        self._lines = source.splitlines()
+        self.defs: list[Def] = []
+        self.def_by_qualname: dict[str, Def] = {}
+        self.scopes: dict[int, Scope] = {}  # id(function or module node) -> scope
+        self.scope_of_node: dict[int, Scope] = {}  # id(any node) -> the scope it is evaluated in
+        self.star_imports: list[str] = []
+        self.module_scope = Scope("", self.tree, None)
+        self.scopes[id(self.tree)] = self.module_scope
+        self._collect(self.tree, self.module_scope, "", None)
+
+    # -- positions ---------------------------------------------------------------------------
+    def char_col(self, line: int, byte_col: int) -> int:
+        if not 0 < line <= len(self._lines):
+            return byte_col
+        raw = self._lines[line - 1]
+        if raw.isascii():
+            return byte_col
+        return len(raw[:byte_col].decode("utf-8", errors="replace"))
+
+    def start(self, node: ast.AST) -> Pos:
+        return node.lineno, self.char_col(node.lineno, node.col_offset)
+
+    def end(self, node: ast.AST) -> Pos:
+        return node.end_lineno, self.char_col(node.end_lineno, node.end_col_offset)
+
+    def segment(self, node: ast.AST) -> str:
+        """The whole source text of a node."""
+        lines = self._lines[node.lineno - 1:node.end_lineno]
+        if not lines:
+            return ""
+        if len(lines) == 1:
+            return lines[0][node.col_offset:node.end_col_offset].decode("utf-8", errors="replace")
+        lines = [lines[0][node.col_offset:], *lines[1:-1], lines[-1][:node.end_col_offset]]
+        return b"\n".join(lines).decode("utf-8", errors="replace")
+
+    def text(self, node: ast.AST) -> str:
+        """The source text of a node (one line of it for long nodes)."""
+        lines = self._lines[node.lineno - 1:node.end_lineno]
+        if not lines:
+            return ""
+        if len(lines) == 1:
+            return lines[0][node.col_offset:node.end_col_offset].decode("utf-8", errors="replace")
+        first = lines[0][node.col_offset:].decode("utf-8", errors="replace")
+        return first.rstrip() + " ..."
+
+    # -- collection --------------------------------------------------------------------------
+    def _collect(self, node: ast.AST, scope: Scope, prefix: str, parent: str | None) -> None:
+        for child in ast.iter_child_nodes(node):
+            self.scope_of_node[id(child)] = scope
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self._definition(child, scope, scope, prefix, parent)
+                continue
+            if isinstance(child, ast.Lambda):
+                self._bind_args(child.args, scope, None)
+            self._bind_statement(child, scope)
+            self._collect(child, scope, prefix, parent)
+
+    def _definition(self, node, scope: Scope, outer: Scope, prefix: str, parent: str | None) -> None:
+        """``scope`` binds the name (a class body for a method); ``outer`` is where the body's free
+        names resolve (Python skips class bodies there)."""
+        qualname = f"{prefix}{node.name}"
+        first = node.decorator_list[0] if node.decorator_list else node
+        start = self.start(first)
+        if node.decorator_list:  # the decorator's `@` sits one column before its expression
+            start = (start[0], max(0, start[1] - 1))
+        d = Def(qualname, "class" if isinstance(node, ast.ClassDef) else "function", node, start, self.end(node), parent)
+        self.defs.append(d)
+        self.def_by_qualname.setdefault(qualname, d)
+        scope.bind(node.name).defs.append(qualname)
+        # decorators, bases, defaults and annotations are evaluated in the enclosing scope
+        for expr in [*node.decorator_list, *getattr(node, "bases", []), *[k.value for k in getattr(node, "keywords", [])]]:
+            self.scope_of_node[id(expr)] = scope
+            self._collect_expr(expr, scope)
+        if isinstance(node, ast.ClassDef):
+            # A class body is its own namespace, but its methods see the enclosing scope.
+            body_scope = Scope(qualname, node, scope)
+            self.scopes[id(node)] = body_scope
+            for stmt in node.body:
+                self.scope_of_node[id(stmt)] = body_scope
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    self._definition(stmt, body_scope, outer, qualname + ".", qualname)
+                else:
+                    self._bind_statement(stmt, body_scope)
+                    self._collect(stmt, body_scope, qualname + ".", qualname)
+            return
+        for default in [*node.args.defaults, *[d for d in node.args.kw_defaults if d is not None]]:
+            self.scope_of_node[id(default)] = scope
+            self._collect_expr(default, scope)
+        fn_scope = Scope(qualname, node, outer)
+        self.scopes[id(node)] = fn_scope
+        self._bind_args(node.args, fn_scope, qualname)
+        for stmt in node.body:
+            self.scope_of_node[id(stmt)] = fn_scope
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self._definition(stmt, fn_scope, fn_scope, qualname + ".", qualname)
+                continue
+            self._bind_statement(stmt, fn_scope)
+            self._collect(stmt, fn_scope, qualname + ".", qualname)
+
+    def _collect_expr(self, expr: ast.AST, scope: Scope) -> None:
+        for child in ast.walk(expr):
+            self.scope_of_node.setdefault(id(child), scope)
+
+    def _bind_args(self, args: ast.arguments, scope: Scope, owner: str | None) -> None:
+        for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+            if a is not None:
+                b = scope.bind(a.arg)
+                b.param_of = owner or scope.qualname
+
+    def _bind_target(self, target: ast.AST, scope: Scope, value: ast.AST | None) -> None:
+        if isinstance(target, ast.Name):
+            scope.bind(target.id).values.append(value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                self._bind_target(elt, scope, None)
+        elif isinstance(target, ast.Starred):
+            self._bind_target(target.value, scope, None)
+
+    def _bind_statement(self, node: ast.AST, scope: Scope) -> None:
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                self._bind_target(t, scope, node.value if len(node.targets) == 1 else None)
+        elif isinstance(node, ast.AnnAssign):
+            self._bind_target(node.target, scope, node.value)
+        elif isinstance(node, ast.AugAssign):
+            self._bind_target(node.target, scope, None)
+            self._bind_target(node.target, scope, None)  # a second binding: never "bound once"
+        elif isinstance(node, ast.NamedExpr):
+            self._bind_target(node.target, scope, node.value)
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            self._bind_target(node.target, scope, None)
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            self._bind_target(node.optional_vars, scope, None)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            scope.bind(node.name).values.append(None)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    scope.bind(alias.asname).imports.append(alias.name)
+                else:
+                    top = alias.name.split(".")[0]
+                    scope.bind(top).imports.append(top)
+        elif isinstance(node, ast.ImportFrom):
+            base = self._import_base(node)
+            for alias in node.names:
+                if alias.name == "*":
+                    if base:
+                        self.star_imports.append(base)
+                    continue
+                scope.bind(alias.asname or alias.name).imports.append(f"{base}.{alias.name}" if base else alias.name)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for name in node.names:
+                scope.bind(name).values.append(None)
+
+    def _import_base(self, node: ast.ImportFrom) -> str:
+        if not node.level:
+            return node.module or ""
+        package = self.module.split(".")
+        if Path(self.path).stem != "__init__":
+            package = package[:-1]
+        if node.level > 1:
+            package = package[: len(package) - (node.level - 1)] if node.level - 1 <= len(package) else []
+        return ".".join([*package, *([node.module] if node.module else [])])
+
+    # -- queries -----------------------------------------------------------------------------
+    def scope_at(self, node: ast.AST) -> Scope:
+        return self.scope_of_node.get(id(node), self.module_scope)
+
+    def innermost_def(self, pos: Pos) -> Def | None:
+        found = None
+        for d in self.defs:
+            if d.contains(pos) and (found is None or d.start >= found.start):
+                found = d
+        return found
+
+    def enclosing_defs(self, pos: Pos) -> list[Def]:
+        """Every definition containing ``pos``, innermost first."""
+        return sorted((d for d in self.defs if d.contains(pos)), key=lambda d: d.start, reverse=True)
+
+    def walk(self) -> Iterator[ast.AST]:
+        return ast.walk(self.tree)
