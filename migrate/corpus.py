@@ -7,6 +7,7 @@ A case is a folder ``corpus/<family>/<case>/`` with
 * ``case.toml`` (optional) -- ``description``, ``unsafe_fixes`` (default true), ``select``,
   ``run`` (default: true when ``before/main.py`` exists), ``entry`` (default ``main.py``),
   ``remaining`` (rule ids that ``check`` must still report after ``apply``; default none),
+  ``held`` ("path:line:RULE" of every fix that ``apply`` must hold back; default none),
   ``rtol`` / ``atol`` (default: torch.testing's dtype-aware tolerances).
 
 A runnable program is started as ``python main.py OUT`` in a scratch copy of its folder and must
@@ -31,7 +32,7 @@ from ts2export.engine import FileResult, Options, Task, analyze
 from ts2export.discovery import file_kind
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
-_CASE_KEYS = {"description", "unsafe_fixes", "select", "run", "entry", "remaining", "rtol", "atol", "timeout"}
+_CASE_KEYS = {"description", "unsafe_fixes", "select", "run", "entry", "remaining", "held", "rtol", "atol", "timeout"}
 
 
 @dataclass
@@ -43,6 +44,7 @@ class Case:
     run: bool = False
     entry: str = "main.py"
     remaining: tuple[str, ...] = ()
+    held: tuple[str, ...] = ()  # "path:line:RULE" of the fixes apply must hold back
     rtol: float | None = None
     atol: float | None = None
     timeout: float = 600
@@ -75,6 +77,7 @@ def load_case(folder: Path) -> Case:
     case.entry = meta.get("entry", "main.py")
     case.run = bool(meta.get("run", (folder / "before" / case.entry).is_file()))
     case.remaining = tuple(meta.get("remaining", ()))
+    case.held = tuple(meta.get("held", ()))
     case.rtol, case.atol = meta.get("rtol"), meta.get("atol")
     case.timeout = float(meta.get("timeout", 600))
     return case
@@ -92,6 +95,7 @@ def source_files(tree: Path) -> list[Path]:
 class Migration:
     files: dict[str, bytes] = field(default_factory=dict)  # relative path -> migrated bytes
     remaining: Counter = field(default_factory=Counter)  # rule id -> findings left
+    held: dict[str, str] = field(default_factory=dict)  # "path:line:RULE" -> why apply held it back
     errors: list[str] = field(default_factory=list)
     second_pass_changes: list[str] = field(default_factory=list)
 
@@ -121,6 +125,7 @@ def migrate_files(files: dict[str, bytes], options: Options) -> Migration:
             if r.error:
                 out.errors.append(f"{rel}: {r.error}")
             out.errors.extend(r.notes)
+            out.held.update({f"{f.path}:{f.line}:{f.rule_id}": f.held for f in r.findings if f.held})
         out.files[rel] = r.new if r is not None and r.changed else data
     out.second_pass_changes = [r.path for r in run_tree(out.files, options) if r.changed]
     for r in run_tree(out.files, replace(options, fix=None)):

@@ -125,6 +125,14 @@ class ScanFinding:
         return self.path, self.anchor
 
 
+@dataclass(frozen=True)
+class Env:
+    """The arguments of one call of a function being followed (context for its parameters)."""
+
+    function: tuple[str, str]  # (path, qualname)
+    args: dict
+
+
 @dataclass(eq=False)
 class Unit:
     sites: list[Site] = field(default_factory=list)
@@ -177,7 +185,7 @@ class Program:
         for path, name in self._module_names.items():
             self.modules.setdefault(name, []).append(path)
         self.sites: list[Site] = []
-        self._calls: dict[tuple[str, str], list[tuple[PyFile, ast.Call]]] | None = None
+        self._calls: dict[str, list] | None = None  # path -> [(call, callee)]
         self._reach_cache: dict[tuple[str, str], set[tuple[str, str]]] = {}
         self._unknown_targets: list[Site] = []
         self.broken: dict[str, str] = {}  # files that ast could not read
@@ -266,12 +274,12 @@ class Program:
         return self.lookup_def(name, f.path) if name else None
 
     # -- following values --------------------------------------------------------------------
-    def values(self, f: PyFile, node: ast.AST, depth: int = 0, seen: frozenset = frozenset()) -> list:
+    def values(self, f: PyFile, node: ast.AST, depth: int = 0, seen: frozenset = frozenset(), env: "Env | None" = None) -> list:
         """What ``node`` may evaluate to, as alternatives: ``(file, expr)``, ``("def", file, Def)``
         for a definition of the run, or :data:`_UNKNOWN`. Names are followed to every value they
         are bound to, parameters to the arguments of their call sites (and their default),
         ``self.attr`` to its assignments in the class. A value met again (``m = script(m)``) adds
-        nothing."""
+        nothing. ``env``: the arguments of one call of the function being followed (a factory)."""
         if depth > _MAX_DEPTH:
             return [_UNKNOWN]
         if id(node) in seen:
@@ -282,6 +290,10 @@ class Program:
             if found is None:
                 return [(f, node)]
             scope, binding = found
+            if env is not None and binding.param_of is not None and (f.path, binding.param_of) == env.function:
+                arg = env.args.get(node.id)
+                if arg is not None:
+                    return self.values(arg[0], arg[1], depth + 1, seen)
             out: list = []
             for qualname in binding.defs:
                 d = f.def_by_qualname.get(qualname)
@@ -290,7 +302,7 @@ class Program:
                 hit = self.lookup_def(target, f.path)
                 out.append(("def", hit[0], hit[1]) if hit is not None else (f, node))
             for value in binding.values:
-                out.extend(self.values(f, value, depth + 1, seen) if value is not None else [_UNKNOWN])
+                out.extend(self.values(f, value, depth + 1, seen, env) if value is not None else [_UNKNOWN])
             if binding.param_of is not None:
                 out.extend(self._param_values(f, binding.param_of, node.id, depth, seen))
             return out
@@ -299,8 +311,49 @@ class Program:
             if assigned is not None:
                 return assigned if assigned else [_UNKNOWN]
         if isinstance(node, ast.NamedExpr):
-            return self.values(f, node.value, depth + 1, seen)
+            return self.values(f, node.value, depth + 1, seen, env)
+        if isinstance(node, ast.IfExp):
+            truth = self._truth(f, node.test, env)
+            body = self.values(f, node.body, depth + 1, seen, env) if truth is not False else []
+            orelse = self.values(f, node.orelse, depth + 1, seen, env) if truth is not True else []
+            return body + orelse
+        if isinstance(node, ast.BoolOp):
+            return [v for value in node.values for v in self.values(f, value, depth + 1, seen, env)]
         return [(f, node)]
+
+    def _constant(self, f: PyFile, node: ast.AST, env: "Env | None", depth: int = 0):
+        """The value of a constant expression (through names bound once and the call's
+        arguments), or ``_UNKNOWN``."""
+        if depth > _MAX_DEPTH:
+            return _UNKNOWN
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            values = self.values(f, node, depth + 1, env=env)
+            if len(values) == 1 and values[0] is not _UNKNOWN and values[0][0] != "def" and values[0][1] is not node:
+                return self._constant(values[0][0], values[0][1], env, depth + 1)
+        return _UNKNOWN
+
+    def _truth(self, f: PyFile, test: ast.AST, env: "Env | None") -> bool | None:
+        """Whether a condition is statically true or false (None: cannot tell)."""
+        if isinstance(test, ast.Compare) and len(test.ops) == 1:
+            left = self._constant(f, test.left, env)
+            right = self._constant(f, test.comparators[0], env)
+            if left is _UNKNOWN or right is _UNKNOWN:
+                return None
+            op = test.ops[0]
+            try:
+                if isinstance(op, ast.Eq):
+                    return left == right
+                if isinstance(op, ast.NotEq):
+                    return left != right
+                if isinstance(op, ast.In):
+                    return left in right
+                if isinstance(op, ast.NotIn):
+                    return left not in right
+            except TypeError:
+                return None
+        return None
 
     def _self_attribute(self, f: PyFile, node: ast.Attribute, depth: int = 0, seen: frozenset = frozenset()) -> list | None:
         """Values of ``self.attr`` inside a method: its assignments in the class (None if ``node``
@@ -335,17 +388,29 @@ class Program:
         return values
 
     def calls_of(self, path: str, qualname: str) -> list[tuple[PyFile, ast.Call]]:
-        """Call sites in the run of the function (or class: its constructor) ``qualname`` of ``path``."""
+        """Call sites in the run of the function (or class: its constructor) ``qualname`` of ``path``.
+        Only files whose text names it are parsed for this."""
+        name = qualname.rsplit(".", 1)[-1].encode()
+        out = []
+        for p, data in self.sources.items():
+            if name not in data:
+                continue
+            f = self.file(p)
+            if f is None:
+                continue
+            for call, target in self._file_calls(f):
+                if target == (path, qualname):
+                    out.append((f, call))
+        return out
+
+    def _file_calls(self, f: PyFile) -> list[tuple[ast.Call, tuple[str, str] | None]]:
         if self._calls is None:
             self._calls = {}
-            for f in list(self.files.values()):
-                for node in f.walk():
-                    if not isinstance(node, ast.Call):
-                        continue
-                    target = self._callee(f, node)
-                    if target is not None:
-                        self._calls.setdefault(target, []).append((f, node))
-        return self._calls.get((path, qualname), [])
+        cached = self._calls.get(f.path)
+        if cached is None:
+            cached = [(node, self._callee(f, node)) for node in f.walk() if isinstance(node, ast.Call)]
+            self._calls[f.path] = cached
+        return cached
 
     def _callee(self, f: PyFile, call: ast.Call) -> tuple[str, str] | None:
         func = call.func
@@ -477,13 +542,13 @@ class Program:
         return [(ap.ANY,)]
 
     # -- what a value is ---------------------------------------------------------------------
-    def origins(self, f: PyFile, node: ast.AST, depth: int = 0) -> list:
+    def origins(self, f: PyFile, node: ast.AST, depth: int = 0, env: "Env | None" = None) -> list:
         """Where a (TorchScript) object comes from: producing sites, ``("instance", file, def)`` of
         a class, or :data:`_UNKNOWN`."""
         if depth > _MAX_DEPTH:
             return [_UNKNOWN]
         out = []
-        for value in self.values(f, node, depth):
+        for value in self.values(f, node, depth, env=env):
             if value is _UNKNOWN:
                 out.append(_UNKNOWN)
                 continue
@@ -502,10 +567,10 @@ class Program:
             if isinstance(expr, ast.Call):
                 name = self.qualified(vf, expr.func)
                 if name in PASS_THROUGH and expr.args:
-                    out.extend(self.origins(vf, expr.args[0], depth + 1))
+                    out.extend(self.origins(vf, expr.args[0], depth + 1, env))
                     continue
                 if isinstance(expr.func, ast.Attribute) and expr.func.attr in SELF_METHODS:
-                    out.extend(self.origins(vf, expr.func.value, depth + 1))
+                    out.extend(self.origins(vf, expr.func.value, depth + 1, env))
                     continue
                 found = self.lookup_def(name, vf.path) if name else None
                 if found is not None and found[1].kind == "class":
@@ -513,7 +578,8 @@ class Program:
                     continue
                 if found is not None and found[1].kind == "function":
                     returns = [r.value for r in _returns(found[1].node) if r.value is not None]
-                    out.extend(o for r in returns for o in self.origins(found[0], r, depth + 1))
+                    call_env = self._call_env(vf, expr, found[0], found[1])
+                    out.extend(o for r in returns for o in self.origins(found[0], r, depth + 1, call_env))
                     if not returns:
                         out.append(_UNKNOWN)
                     continue
@@ -527,6 +593,20 @@ class Program:
                     continue
             out.append(_UNKNOWN)
         return out
+
+    def _call_env(self, cf: PyFile, call: ast.Call, f: PyFile, d: Def) -> "Env | None":
+        """The arguments a call passes to the parameters of the function it calls."""
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return None
+        args = d.node.args
+        params = [a.arg for a in [*args.posonlyargs, *args.args]]
+        bound = {p: (cf, a) for p, a in zip(params, call.args)}
+        bound.update({k.arg: (cf, k.value) for k in call.keywords if k.arg in params or k.arg in {a.arg for a in args.kwonlyargs}})
+        defaults = dict(zip(params[len(params) - len(args.defaults):], args.defaults))
+        defaults.update({a.arg: v for a, v in zip(args.kwonlyargs, args.kw_defaults) if v is not None})
+        for p, v in defaults.items():
+            bound.setdefault(p, (f, v))
+        return Env((f.path, d.qualname), bound)
 
     def targets(self, f: PyFile, node: ast.AST | None, depth: int = 0) -> tuple[set[tuple[str, str]], bool]:
         """Definitions of the run that a scripted or traced object is made from, and whether some
@@ -590,7 +670,8 @@ class Program:
         elif name == JIT_SAVE:
             site = self._add(WRITER, f, node, name)
             site.patterns = self.patterns(f, _arg(node, 1, "f"))
-        elif isinstance(node.func, ast.Attribute) and node.func.attr in SAVE_METHODS:
+        elif isinstance(node.func, ast.Attribute) and node.func.attr in SAVE_METHODS and name is None:
+            # a method of an object (`torch.save`, `np.save` are functions of modules: not ours)
             site = self._add(WRITER, f, node, "." + node.func.attr)
             site.writes_lite = SAVE_METHODS[node.func.attr] == "lite-save"
             path = _first_arg(node, "f") if node.func.attr != "_save_to_buffer_for_lite_interpreter" else None
@@ -618,11 +699,29 @@ class Program:
         return self._by_file
 
     def _link(self) -> None:
-        """Writers to the objects they save; readers to writers of a matching path; units."""
-        parent: dict[int, Site] = {}
+        """Writers to the objects they save; readers to writers of a path that may match."""
+        self.writer_origins: dict[int, list] = {}
+        for s in self.sites:
+            if s.kind != WRITER:
+                continue
+            receiver = _first_arg(s.node, "m") if s.api == JIT_SAVE else s.node.func.value
+            self.writer_origins[id(s)] = self.origins(s.file, receiver) if receiver is not None else [_UNKNOWN]
+        writers = [s for s in self.sites if s.kind == WRITER]
+        self.links: dict[int, list[Site]] = {}
+        for r in (s for s in self.sites if s.kind == READER):
+            for w in writers:
+                if any(ap.may_match(p, q) for p in r.patterns for q in w.patterns):
+                    self.links.setdefault(id(r), []).append(w)
+                    self.links.setdefault(id(w), []).append(r)
+        self._units()
+
+    def _units(self) -> None:
+        """Units: an entry point with the writers of its value, the readers of their paths, and
+        the ScriptModule classes whose instances they save (only TorchScript writers count)."""
+        parent: dict[int, Site] = {id(s): s for s in self.sites}
 
         def find(s: Site) -> Site:
-            while id(s) in parent and parent[id(s)] is not s:
+            while parent[id(s)] is not s:
                 s = parent[id(s)]
             return s
 
@@ -631,20 +730,11 @@ class Program:
             if ra is not rb:
                 parent[id(rb)] = ra
 
-        # Which writers really save TorchScript (a `.save` on anything else is not ours).
-        self.writer_origins: dict[int, list] = {}
-        for s in list(self.sites):
-            if s.kind != WRITER:
-                continue
-            receiver = _first_arg(s.node, "m") if s.api == JIT_SAVE else s.node.func.value
-            origins = self.origins(s.file, receiver) if receiver is not None else [_UNKNOWN]
-            self.writer_origins[id(s)] = origins
-        for s in self.sites:
-            parent.setdefault(id(s), s)
         classes = {(s.file.path, s.file.innermost_def(s.start).qualname): s for s in self.sites
                    if s.kind == ENTRY_CLASS and s.file.innermost_def(s.start) is not None}
+        writers = {id(s) for s in self.sites if self.is_writer(s)}
         for s in self.sites:
-            if s.kind != WRITER:
+            if id(s) not in writers:
                 continue
             for o in self.writer_origins[id(s)]:
                 if isinstance(o, Site):
@@ -653,21 +743,19 @@ class Program:
                     for cls in self._script_module_roots(o[1], o[2]):
                         if cls in classes:
                             union(s, classes[cls])
-        writers = [s for s in self.sites if s.kind == WRITER]
-        readers = [s for s in self.sites if s.kind == READER]
-        self.links: dict[int, list[Site]] = {}
-        for r in readers:
-            for w in writers:
-                if any(ap.may_match(p, q) for p in r.patterns for q in w.patterns):
-                    self.links.setdefault(id(r), []).append(w)
-                    self.links.setdefault(id(w), []).append(r)
-        for r in readers:
-            for w in self.links.get(id(r), ()):
-                union(r, w)
+            for r in self.links.get(id(s), ()):
+                union(r, s)
+        for fi in getattr(self, "findings", ()):  # sites rewritten by one fix go together
+            if not fi.fix_spans:
+                continue
+            own = [s for s in self._sites_by_file().get(fi.path, ()) if fi in s.findings]
+            for s in self._sites_by_file().get(fi.path, ()):
+                if _covers(fi, s):
+                    for o in own:
+                        union(o, s)
         units: dict[int, Unit] = {}
         for s in self.sites:
-            root = find(s)
-            unit = units.setdefault(id(root), Unit())
+            unit = units.setdefault(id(find(s)), Unit())
             unit.sites.append(s)
             s.unit = unit
         for unit in units.values():
@@ -724,7 +812,11 @@ class Program:
 
     def _subclasses(self, path: str, qualname: str) -> set[tuple[str, str]]:
         out = set()
-        for f in self.files.values():
+        name = qualname.rsplit(".", 1)[-1].encode()
+        for p, data in self.sources.items():
+            f = self.file(p) if name in data else None
+            if f is None:
+                continue
             for d in f.defs:
                 if d.kind == "class":
                     for base in d.node.bases:
@@ -787,6 +879,7 @@ class Program:
                     and fi.start <= s.start and s.end <= fi.end and fi.start[0] == s.start[0]
                 ):
                     s.findings.append(fi)
+        self._units()
 
     def solve(self, extra_held: dict[tuple[str, str], str] | None = None) -> Decision:
         """Which fixes to hold back, and why. ``extra_held``: (path, anchor) -> reason, fixes the
@@ -796,13 +889,18 @@ class Program:
         sites = [s for s in self.sites if s.kind != WRITER or id(s) in writers]
         reach = {id(s): self.reach(s) for s in sites if s.kind not in (WRITER, READER)}
 
+        covering: dict[int, list[ScanFinding]] = {}  # site -> findings whose fix rewrites it
+        for fi in self.findings:
+            if fi.fix_spans:
+                for site in self._sites_by_file().get(fi.path, ()):
+                    if _covers(fi, site) and fi not in site.findings:
+                        covering.setdefault(id(site), []).append(fi)
+
         def fixable(fi: ScanFinding) -> bool:
             return fi.fixable and fi.key not in held
 
         def goes(s: Site) -> bool:
-            if any(fixable(fi) for fi in s.findings):
-                return True
-            return any(fixable(fi) and _covers(fi, s) for fi in self.findings if fi.path == s.file.path and fi.fix_spans)
+            return any(fixable(fi) for fi in [*s.findings, *covering.get(id(s), ())])
 
         def hold(fi: ScanFinding, reason: str) -> bool:
             if fi.fixable and fi.key not in held:
@@ -844,7 +942,7 @@ class Program:
                 blocker, why = blockers[0]
                 for s in members:
                     reason = why if s is blocker else f"it migrates together with {blocker.describe()}, which {why}"
-                    for fi in s.findings:
+                    for fi in [*s.findings, *covering.get(id(s), ())]:
                         changed |= hold(fi, reason)
             # 2. code that TorchScript still compiles or traces
             compiled, traced, unknown_compiled, unknown_traced = self._staying_reach(sites, reach, goes)
@@ -890,14 +988,13 @@ class Program:
                     unknown_traced = s
         return compiled, traced, unknown_compiled, unknown_traced
 
-    @staticmethod
-    def _region_reason(path, defs, compiled, traced, unknown_compiled, unknown_traced, keeps_ts, keeps_tr) -> str | None:
+    def _region_reason(self, path, defs, compiled, traced, unknown_compiled, unknown_traced, keeps_ts, keeps_tr) -> str | None:
         if not keeps_ts:
             for q in defs:
                 s = compiled.get((path, q))
                 if s is not None:
                     return f"`{q}` is still compiled by TorchScript through {s.describe()}, which stays"
-            if unknown_compiled is not None:
+            if unknown_compiled is not None and self._compilable(path, defs):
                 return (f"this code may be compiled by TorchScript through {unknown_compiled.describe()}, which stays "
                         "and whose target ts2export cannot follow")
         if not keeps_tr:
@@ -905,10 +1002,22 @@ class Program:
                 s = traced.get((path, q))
                 if s is not None:
                     return f"`{q}` is still traced by TorchScript through {s.describe()}, which stays"
-            if unknown_traced is not None:
+            if unknown_traced is not None and self._compilable(path, defs):
                 return (f"this code may be traced by TorchScript through {unknown_traced.describe()}, which stays "
                         "and whose target ts2export cannot follow")
         return None
+
+    def _compilable(self, path: str, defs: Sequence[str]) -> bool:
+        """Whether the code at ``defs`` could be compiled by TorchScript at all: not when its
+        top-level definition calls TorchScript's own entry points, loads or saves (TorchScript
+        cannot compile those), nor at module level."""
+        if not defs:
+            return False
+        top = defs[-1]
+        for s in self._sites_by_file().get(path, ()):
+            if s.kind in (ENTRY_SCRIPT, ENTRY_TRACE, READER, WRITER) and (s.scope == top or s.scope.startswith(top + ".")):
+                return False
+        return True
 
     def _decision(self, held, sites, reach, goes) -> Decision:
         out = Decision()
@@ -916,7 +1025,7 @@ class Program:
             if fi.key in held:
                 out.held.setdefault(fi.path, {})[fi.anchor] = held[fi.key]
         compiled, traced, unknown_compiled, unknown_traced = self._staying_reach(sites, reach, goes)
-        for path, f in self.files.items():
+        for path, f in list(self.files.items()):
             regions = {}
             for d in f.defs:
                 c = self._region_reason(path, [d.qualname], compiled, {}, unknown_compiled, None, False, True)
@@ -944,7 +1053,7 @@ class Program:
     def views(self) -> dict[str, ProgramView]:
         """Per file, what its names are in the run (see :class:`ts2export.rule.ProgramView`)."""
         out: dict[str, ProgramView] = {}
-        for path, f in self.files.items():
+        for path, f in list(self.files.items()):
             if b"jit" not in f.source:
                 continue
             kinds: dict[str, str] = {}
@@ -1015,18 +1124,44 @@ class Program:
             found = self.lookup_def(name, vf.path) if name else None
             if found is not None and found[1].kind == "function":
                 returns = [r.value for r in _returns(found[1].node) if r.value is not None]
-                kinds = {self.object_kind(found[0], r, seen) for r in returns} - {""}
+                env = self._call_env(vf, expr, found[0], found[1])
+                kinds = {k for r in returns for k in (self._kind_of_value(alt, seen) for alt in self.values(found[0], r, env=env))} - {""}
                 return kinds.pop() if len(kinds) == 1 else "unknown"
             if isinstance(expr.func, ast.Attribute) and expr.func.attr in SELF_METHODS:
                 return self.object_kind(vf, expr.func.value, seen)
             return "module"  # an instance made by a constructor or a factory
         if isinstance(expr, (ast.Name, ast.Attribute)):
             name = self.qualified(vf, expr)
+            found = self.lookup_def(name, vf.path) if name else None
+            if found is not None:
+                return "function" if found[1].kind == "function" else "class"
             if name and not self.in_run(name) and not name.startswith("builtins."):
                 last = name.rsplit(".", 1)[-1]
                 return "class" if last[:1].isupper() else "function"
+            if isinstance(expr, ast.Attribute) and name is None:
+                return self._member_kind(vf, expr, seen)
             return "unknown"
         return "unknown"
+
+    def _member_kind(self, f: PyFile, expr: ast.Attribute, seen: frozenset) -> str:
+        """``obj.attr`` where ``obj`` is an instance of a class of the run: a method (a function
+        bound to it) or what the class assigns to ``self.attr`` (a submodule, say)."""
+        kinds: set[str] = set()
+        for origin in self.origins(f, expr.value):
+            if not (isinstance(origin, tuple) and origin[0] == "instance"):
+                return "unknown"
+            cf, cls = origin[1], origin[2]
+            if cf.def_by_qualname.get(f"{cls.qualname}.{expr.attr}") is not None:
+                kinds.add("function")
+                continue
+            stores = [sub.value for sub in ast.walk(cls.node) if isinstance(sub, ast.Assign) and len(sub.targets) == 1
+                      and isinstance(sub.targets[0], ast.Attribute) and sub.targets[0].attr == expr.attr
+                      and isinstance(sub.targets[0].value, ast.Name) and sub.targets[0].value.id == "self"]
+            if not stores:
+                return "unknown"
+            kinds |= {self.object_kind(cf, v, seen) for v in stores}
+        kinds.discard("")
+        return kinds.pop() if len(kinds) == 1 else "unknown"
 
     # -- reporting ---------------------------------------------------------------------------
     def artifacts(self) -> list[tuple[str, list[Site]]]:

@@ -582,6 +582,32 @@ def model_kind(rule: Rule, model: cst.BaseExpression) -> str:
     return "unknown"
 
 
+def script_module_instance(rule: Rule, expr: cst.BaseExpression) -> str | None:
+    """The name of the ``torch.jit.ScriptModule`` subclass whose instance ``expr`` is (a name bound
+    once to ``Cls(...)``, followed through ``.eval()``-like calls), if it is one."""
+    for _ in range(6):
+        if isinstance(expr, cst.Name):
+            value = assigned_value(rule, expr)
+            if value is None:
+                return None
+            expr = value
+            continue
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in REBIND_METHODS:
+            expr = expr.func.value
+            continue
+        break
+    if not isinstance(expr, cst.Call):
+        return None
+    for name in sorted(rule.qualnames(expr.func)):
+        if rule.context.program.kind_of(name) == "script-module-class":
+            return code(expr.func)
+    if isinstance(expr.func, cst.Name):
+        d = definition(rule, expr.func)
+        if isinstance(d, cst.ClassDef) and any(rule.matches(b.value, "torch.jit.ScriptModule") for b in d.bases):
+            return code(expr.func)
+    return None
+
+
 def is_function(rule: Rule, model: cst.BaseExpression) -> bool:
     return model_kind(rule, model) == "function"
 
@@ -918,10 +944,10 @@ FUNCTION_HELPER = '''class FunctionAsModule(torch.nn.Module):
 def _model_problem(rule: Rule, model: cst.BaseExpression, verb: str, functions: bool = False) -> str | None:
     kind = model_kind(rule, model)
     if kind == "unknown":
-        return (f"ts2export cannot tell whether `{code(model)}` is a module or a function (its value is not visible in "
-                "the checked files: a parameter that nothing calls, or a value built at run time), and "
-                "torch.export.export takes a module only; if it is an nn.Module, annotate it (`model: torch.nn.Module`) "
-                "or check the files that call this code together")
+        return (f"ts2export cannot tell whether `{code(model)}` is a module or a function (it is bound to both, or its "
+                "value is not visible in the checked files: a parameter that nothing calls, a value built at run time), "
+                "and torch.export.export takes a module only; if it is always an nn.Module, annotate it "
+                "(`model: torch.nn.Module`) or check the files that call this code together")
     if kind == "class":
         return f"`{code(model)}` is a class, not a module instance: {verb} an instance"
     if kind == "function" and not functions:

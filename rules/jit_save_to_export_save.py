@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ts2export.rule import Applicability, Import, Invalid, Rule, Valid, argument
-from ts2export.rules._callsite_util import JIT_SAVE, code, origin, plan_for
+from ts2export.rules._callsite_util import JIT_SAVE, code, origin, plan_for, script_module_instance
 
 
 class JitSaveToExportSave(Rule):
@@ -34,7 +34,10 @@ class JitSaveToExportSave(Rule):
     `torch.export.load` too (TSX304). Where the origin is not visible, or is not rewritten, the
     call is reported and left alone. The save of a set of programs (one per method, from
     `torch.jit.trace_module` or a scripted module with entry-point hints) is rewritten to
-    `package_pt2` by the fix of that call (TSX308/TSX302); this rule only reports it.
+    `package_pt2` by the fix of that call (TSX308/TSX302); this rule only reports it. The save of
+    an instance of a `torch.jit.ScriptModule` subclass (`m = Scaler(); m.save(p)`) is reported
+    without a fix: the program model keeps the class a ScriptModule (TSX107 held back) while
+    such a save stays.
     """
 
     id = "TSX303"
@@ -59,6 +62,12 @@ class JitSaveToExportSave(Rule):
             with_rules=("TSX301",),
         ),
         Invalid("import torch\n\n\ndef f(m):\n    torch.jit.save(m, 'm.pt')\n", None, count=1),
+        Invalid(
+            "import torch\n\n\nclass Scaler(torch.jit.ScriptModule):\n    @torch.jit.script_method\n"
+            "    def forward(self, x):\n        return x * 2\n\n\nm = Scaler()\nm.save('m.pt')\n",
+            None,
+            count=1,
+        ),
     ]
 
     def _handle(self, node: cst.Call, obj: cst.BaseExpression, path: cst.BaseExpression | None,
@@ -101,5 +110,12 @@ class JitSaveToExportSave(Rule):
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value == "save":
             if origin(self, func.value) is None:
+                cls = script_module_instance(self, func.value)
+                if cls is not None:
+                    self.report(node, (
+                        f"`{code(node)}` saves an instance of `{cls}`, a `torch.jit.ScriptModule` subclass, as "
+                        f"TorchScript; as an `nn.Module` (TSX107) it has no `.save`: export it (`ep = torch.export.export("
+                        f"{code(func.value)}, inputs)`) and save with `torch.export.save(ep, ...)`, then load with "
+                        "`torch.export.load`"))
                 return  # not an artifact this file shows
             self._handle(node, func.value, argument(node, 0, "f"), argument(node, 1, "_extra_files"), ".save(...)")

@@ -36,7 +36,11 @@ class JitScriptIfTracing(Rule):
     of scripting it (verified: a function `if x.sum() > 0: return x * 2` / `return -x`, traced on
     `torch.ones(2)`, then returns `[-2, -2]` for `-torch.ones(2)` instead of `[1, 1]`). Apply it
     together with the rewrite of the trace (TSX301); data-dependent branches then need
-    `torch.cond` (TSX401), which `torch.export` reports.
+    `torch.cond` (TSX401), which `torch.export` reports. A function that reads tensor values into
+    Python (`int(boxes[i, 0])`, `.item()`, `.tolist()`) is reported without a fix: removing the
+    decorator would only move the failure to export time, so the trace that calls it stays too
+    (the program model holds it back). Where the code is still traced by a `torch.jit.trace` that
+    stays, the fix is held back (it would change the trace).
     """
 
     id = "TSX103"
@@ -50,6 +54,13 @@ class JitScriptIfTracing(Rule):
     ]
     INVALID = [
         Invalid(
+            "import torch\n\n\n@torch.jit.script_if_tracing\ndef first_rows(boxes, x):\n    out = []\n"
+            "    for i in range(boxes.shape[0]):\n        out.append(x[: int(boxes[i, 0])].sum(0))\n"
+            "    return torch.stack(out)\n",
+            None,
+            count=1,
+        ),
+        Invalid(
             "import torch\n\n\n@torch.jit.script_if_tracing\ndef f(x):\n    return x + 1\n\n\ny = f(torch.ones(1))\n",
             "import torch\n\n\ndef f(x):\n    return x + 1\n\n\ny = f(torch.ones(1))\n",
             unsafe=True,
@@ -62,11 +73,60 @@ class JitScriptIfTracing(Rule):
     ]
 
     def visit_Decorator(self, node: cst.Decorator) -> None:
-        if self.matches(decorator_target(node), "torch.jit.script_if_tracing"):
+        if not self.matches(decorator_target(node), "torch.jit.script_if_tracing"):
+            return
+        fn = self.parent(node)
+        reads = _value_reads(fn) if isinstance(fn, cst.FunctionDef) else []
+        if reads:
+            line = self.position(reads[0]).start.line
             self.report(
                 node,
-                "`@torch.jit.script_if_tracing` only mattered inside `torch.jit.trace`; remove it "
-                "(torch.export runs the function as Python; a `torch.jit.trace` left in place would now bake "
-                "its branches)",
-                replacement=cst.RemovalSentinel.REMOVE,
+                f"`@torch.jit.script_if_tracing` kept the control flow of `{fn.name.value}` alive in a trace, and the "
+                f"function reads tensor values into Python (`{self.code_of(reads[0])}` at line {line}): torch.export "
+                "stops there with a data-dependent guard (GuardOnDataDependentSymNode), so removing the decorator only "
+                "moves the failure to export time. Rewrite that part with tensor operations (or `torch._check` the "
+                "values); until then the decorator and the trace that calls the function stay",
             )
+            return
+        self.report(
+            node,
+            "`@torch.jit.script_if_tracing` only mattered inside `torch.jit.trace`; remove it "
+            "(torch.export runs the function as Python; a `torch.jit.trace` left in place would now bake "
+            "its branches)",
+            replacement=cst.RemovalSentinel.REMOVE,
+        )
+
+
+#: Size queries: reading them into Python is what export handles (symbolic sizes).
+_SIZE_ATTRS = {"shape", "size", "dim", "ndim", "numel", "__len__"}
+
+
+def _value_reads(fn: cst.FunctionDef) -> list[cst.CSTNode]:
+    """Places where the function turns tensor values into Python values: `.item()`, `.tolist()`,
+    `.numpy()`, and `int(...)`/`float(...)`/`bool(...)` of anything but a size or a literal."""
+    found: list[cst.CSTNode] = []
+
+    def is_size(expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString)):
+            return True
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "len":
+            return True
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            return expr.func.attr.value in _SIZE_ATTRS
+        if isinstance(expr, cst.Subscript):
+            return isinstance(expr.value, cst.Attribute) and expr.value.attr.value in _SIZE_ATTRS or is_size(expr.value)
+        if isinstance(expr, cst.Attribute):
+            return expr.attr.value in _SIZE_ATTRS
+        return False
+
+    class _V(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in ("item", "tolist", "numpy") and not node.args:
+                found.append(node)
+            elif (isinstance(func, cst.Name) and func.value in ("int", "float", "bool") and len(node.args) == 1
+                  and not is_size(node.args[0].value)):
+                found.append(node)
+
+    fn.body.visit(_V())
+    return found

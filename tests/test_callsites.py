@@ -7,12 +7,14 @@ import textwrap
 
 import pytest
 
-from ts2export.engine import Options, Task, process_bytes
+from ts2export.engine import Options, Task, analyze
 
 
-def _fix(code, path="example.py", select=("TSX3",), **rule_options):
-    res = process_bytes(textwrap.dedent(code).encode(), Task(path, "python"),
-                        Options(select=select, fix="unsafe", rule_options=rule_options))
+def _fix(code, path="example.py", select=("TSX3",), external_readers=True, **rule_options):
+    """The whole engine (program model included) on one file; its artifacts may come from elsewhere."""
+    task = Task(path, "python", data=textwrap.dedent(code).encode())
+    [res] = analyze([task], Options(select=select, fix="unsafe", rule_options=rule_options,
+                                    external_readers=external_readers), jobs=1).results
     assert res.error is None and not res.notes, (res.error, res.notes)
     return res
 
@@ -28,7 +30,7 @@ def test_script_inputs_from_config_table(tmp_path):
     code = """
         import torch
 
-        def build(model):
+        def build(model: torch.nn.Module):
             scripted = torch.jit.script(model)
             return scripted
         """
@@ -44,7 +46,7 @@ def test_script_without_inputs_reports_the_snippet_to_add():
     res = _fix("""
         import torch
 
-        def build(model):
+        def build(model: torch.nn.Module):
             return torch.jit.script(model)
         """, "app/model.py")
     assert not res.changed
@@ -57,7 +59,7 @@ def test_script_inputs_from_a_call_after_the_script_call_are_not_used():
     res = _fix("""
         import torch
 
-        def run(model):
+        def run(model: torch.nn.Module):
             scripted = torch.jit.script(model)
             x = torch.randn(2, 4)
             return scripted(x)
@@ -69,7 +71,7 @@ def test_traced_module_saved_and_called_keeps_the_program_and_calls_module():
     new = _new(_fix("""
         import torch
 
-        def deploy(model, x):
+        def deploy(model: torch.nn.Module, x):
             traced = torch.jit.trace(model, x)
             torch.jit.save(traced, "m.pt", _extra_files={"v": "1"})
             check = traced(x)
@@ -85,7 +87,7 @@ def test_lowered_trace_gets_bounded_dims_and_optimize_for_mobile_goes():
         import torch
         from torch.utils.mobile_optimizer import optimize_for_mobile
 
-        def deploy(model):
+        def deploy(model: torch.nn.Module):
             traced = torch.jit.trace(model, torch.randn(4, 16))
             opt = optimize_for_mobile(traced)
             opt._save_for_lite_interpreter("m.ptl")
@@ -140,7 +142,7 @@ def test_train_mode_on_loaded_module_is_reported():
 def test_trace_reassigned_name_is_not_followed():
     res = _fix("""
         import torch
-        t = torch.jit.trace(m, torch.randn(2, 3))
+        t = torch.jit.trace(torch.nn.Linear(3, 3), torch.randn(2, 3))
         t = other
         """)
     assert not res.changed
@@ -248,12 +250,12 @@ def test_script_inputs_from_a_trace_of_the_same_module_or_a_named_example():
     new = _new(_fix("""
         import torch
 
-        def both(model, x):
+        def both(model: torch.nn.Module, x):
             traced = torch.jit.trace(model, x)
             scripted = torch.jit.script(model)
             return traced(x), scripted(x)
 
-        def named(model):
+        def named(model: torch.nn.Module):
             dummy_input = torch.randn(3, 7)
             scripted = torch.jit.script(model)
             return scripted
@@ -318,7 +320,7 @@ def test_uses_of_a_suppressed_origin_are_left_alone():
     res = _fix("""
         import torch
 
-        def deploy(model):
+        def deploy(model: torch.nn.Module):
             traced = torch.jit.trace(model, torch.randn(2, 3))  # ts2export: ignore[TSX301]
             traced.save("m.pt")
             return torch.jit.load("m.pt")
@@ -360,7 +362,7 @@ def test_origin_stays_when_a_use_of_the_program_cannot_be_rewritten():
     res = _fix("""
         import torch
 
-        def deploy(model):
+        def deploy(model: torch.nn.Module):
             traced = torch.jit.trace(model, torch.randn(2, 3))
             traced._save_for_lite_interpreter("m.ptl", _extra_files={"labels": "a,b"})
         """)
@@ -403,7 +405,8 @@ def test_reader_in_another_file_follows_its_writer(tmp_path, run_cli, writer_sta
     serve = (tmp_path / "serve.py").read_text()
     if writer_stays:
         assert serve == _READER, "the reader must stay TorchScript while its writer does"
-        assert "serve.py:5:9: TSX304 `torch.jit.load(...)` not rewritten: its writer at deploy.py:17 keeps writing TorchScript" in out
+        line = next(line for line in out.splitlines() if "serve.py:5:9: TSX304" in line)
+        assert "[held back: it migrates together with `torch.jit.trace(" in line and "deploy.py:" in line
         assert "torch.jit.save" in (tmp_path / "deploy.py").read_text()
     else:
         assert "torch.export.load(\"model.pt\").module()" in serve
@@ -414,7 +417,7 @@ def test_check_reports_what_apply_will_do_across_files(tmp_path, run_cli):
     writer = _WRITER.format(cls="Enc", layer="rnn = nn.GRU(8, 8, batch_first=True)", call="rnn(x)[0]")
     (tmp_path / "deploy.py").write_text(writer)
     (tmp_path / "serve.py").write_text(_READER)
-    code, out, _ = run_cli("check", "--jobs", "1", ".", cwd=tmp_path)
+    code, out, _ = run_cli("check", "--unsafe-fixes", "--jobs", "1", ".", cwd=tmp_path)
     assert code == 1
     line = next(line for line in out.splitlines() if line.startswith("serve.py:5:9: TSX304"))
-    assert "its writer at deploy.py:17 keeps writing TorchScript" in line and not line.endswith("[**]")
+    assert "[held back: it migrates together with `torch.jit.trace(" in line and not line.endswith("[**]")

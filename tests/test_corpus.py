@@ -26,6 +26,7 @@ def test_migration_matches_golden(name):
         assert data.decode() == golden[rel].decode(), f"{name}/{rel} differs from its golden"
     assert not mig.second_pass_changes, f"a second apply changed {mig.second_pass_changes}"
     assert set(mig.remaining) == set(case.remaining), f"left after apply: {dict(mig.remaining)}"
+    assert sorted(mig.held) == sorted(case.held), f"held back: {mig.held}"
 
 
 @pytest.mark.slow

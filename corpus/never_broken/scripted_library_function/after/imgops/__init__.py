@@ -1,0 +1,3 @@
+from .color import Normalize, rgb_to_gray
+
+__all__ = ["Normalize", "rgb_to_gray"]
