@@ -555,8 +555,13 @@ def analyze(tasks: Sequence[Task], options: Options, jobs: int | None = None, pr
     todo = [t for t in tasks if any(mode_allows(f.applicability, options.fix) for f in by_path[t.path].findings)]
     extra: dict[tuple[str, str], str] = {}
     results = first
+    notes: dict[str, list[str]] = {}  # warnings of every attempt (a dropped fix explains a held unit)
     for _attempt in range(3):
         fixed = {r.path: r for r in _run([replace(t, decision=decision.for_file(t.path)) for t in todo], options, jobs, None)}
+        for r in fixed.values():
+            kept = notes.setdefault(r.path, [])
+            kept.extend(n for n in r.notes if n not in kept)
+            r.notes = kept
         results = [fixed.get(r.path, r) for r in first]
         for r in results:
             if r.path not in fixed:

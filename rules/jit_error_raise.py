@@ -36,7 +36,6 @@ class JitErrorRaise(Rule):
     summary = "`raise torch.jit.Error(...)` becomes `raise RuntimeError(...)`"
     triggers = ("jit", "JITException")
     applicability = Applicability.UNSAFE
-    keeps_torchscript = True
     keeps_tracing = True
 
     VALID = [

@@ -1,0 +1,72 @@
+"""The first rule: a migration never breaks a program.
+
+Every runnable corpus program, and variants generated from it the way outside code is written
+(tests/variants.py: artifact paths built at run time in mixed spellings, batch-1 trace examples,
+trace examples hidden behind a helper's parameter), is run before ``apply``, after ``apply`` and
+after ``apply --unsafe-fixes``; every run must succeed with the same outputs. A program may end up
+less migrated, never broken. (The case's own fix mode on the program itself is run by
+tests/test_corpus.py.)"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.variants import VARIANTS, variant
+from ts2export.corpus import all_cases, case_options, compare_outputs, run_program, run_tree, source_files
+
+CASES = [c for c in all_cases() if c.run]
+
+
+def _files(case) -> dict[str, bytes]:
+    return {p.relative_to(case.before).as_posix(): p.read_bytes() for p in source_files(case.before)}
+
+
+def _apply(case, files: dict[str, bytes], mode: str) -> dict[str, bytes]:
+    results = {r.path: r for r in run_tree(files, case_options(case, mode))}
+    out = dict(files)
+    for rel, r in results.items():
+        assert r.error is None, f"{rel}: {r.error}"
+        if r.changed:
+            out[rel] = r.new
+    return out
+
+
+def _check(case, files: dict[str, bytes], modes: tuple[str, ...], variant_of: str = "") -> list[str]:
+    """Run the program and its migrations; the modes whose migration changed something."""
+    try:
+        expected, _ = run_program(case.before, case.entry, case.timeout, extra_files=files)
+    except RuntimeError as exc:
+        if not variant_of:
+            raise
+        # The variant itself is not a valid program (a batch-1 example under BatchNorm, say).
+        pytest.skip(f"the {variant_of} variant does not run before migration: {str(exc).strip().splitlines()[-1]}")
+    seen: list[dict[str, bytes]] = []
+    ran = []
+    for mode in modes:
+        migrated = _apply(case, files, mode)
+        if migrated == files or migrated in seen:
+            continue
+        seen.append(migrated)
+        try:
+            actual, _ = run_program(case.before, case.entry, case.timeout, extra_files=migrated)
+        except RuntimeError as exc:
+            changed = sorted(rel for rel in migrated if migrated[rel] != files[rel])
+            raise AssertionError(f"apply ({mode}) broke the program (changed: {changed}):\n{exc}") from None
+        compare_outputs(expected, actual, case)
+        ran.append(mode)
+    return ran
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [c.name for c in CASES])
+def test_other_fix_mode_never_breaks(name):
+    case = next(c for c in CASES if c.name == name)
+    _check(case, _files(case), ("safe",) if case.unsafe_fixes else ("unsafe",))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,kind", [(c.name, v) for c in CASES for v in VARIANTS
+                                       if variant(_files(c), v) is not None])
+def test_variants_never_break(name, kind):
+    case = next(c for c in CASES if c.name == name)
+    _check(case, variant(_files(case), kind), ("safe", "unsafe"), variant_of=kind)

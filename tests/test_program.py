@@ -1,0 +1,188 @@
+"""The program model (migrate/program.py): artifact path patterns, links across files, what a
+scripted object is, units, and the engine's guarantee that a unit is never written half-migrated."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from ts2export import artifact_paths as ap
+from ts2export import engine
+from ts2export.engine import Options, Task, analyze
+from ts2export.program import READER, WRITER, Program
+from ts2export.rule import Applicability, Invalid, Rule, Valid
+
+ANY = ap.ANY
+
+
+@pytest.mark.parametrize("a,b,match", [
+    (("m.pt",), (ANY, "/m.pt"), True),  # a relative path may sit under any folder
+    (("m.pt",), ("model.pt",), False),
+    ((ANY, "/classifier.pt"), (ANY, "/head.pt"), False),
+    (("a/m.pt",), ("b/m.pt",), False),
+    (("/tmp/m.pt",), ("m.pt",), True),
+    ((ANY,), ("anything.pt",), True),
+    ((ANY, "/m_", ANY, ".pt"), (ANY, "/m_3.pt"), True),
+    ((ANY, "/m_", ANY, ".pt"), (ANY, "/m_3.pt2"), False),  # (an unknown part may hold "/")
+    (ap.buffer("a"), (ANY,), False),  # an in-memory buffer is only itself
+    (ap.buffer("a"), ap.buffer("a"), True),
+])
+def test_path_patterns_may_match(a, b, match):
+    assert ap.may_match(a, b) is match
+    assert ap.may_match(b, a) is match
+
+
+def _program(files: dict[str, str]) -> Program:
+    return Program({path: textwrap.dedent(code).encode() for path, code in files.items()})
+
+
+def _patterns(program: Program, kind: str) -> dict[str, list[str]]:
+    return {s.text: sorted(ap.shown(p) for p in s.patterns) for s in program.sites if s.kind == kind}
+
+
+def test_paths_are_read_across_functions_and_files():
+    program = _program({
+        "export.py": """
+            import os
+            import torch
+
+            def export(model, out_dir):
+                torch.jit.trace(model, torch.ones(2, 3)).save(os.path.join(out_dir, "m.pt"))
+                torch.jit.save(torch.jit.script(model), f"{out_dir}/s.pt")
+            """,
+        "serve.py": """
+            from pathlib import Path
+            import torch
+
+            class Service:
+                def __init__(self, root, name="m.pt"):
+                    self.model = torch.jit.load(str(Path(root) / name))
+                    self.other = torch.jit.load(root + "/s.pt")
+            """,
+        "main.py": """
+            import sys
+            import torch
+            import export
+            import serve
+
+            def main():
+                out = sys.argv[1]
+                export.export(torch.nn.Linear(3, 3), out)
+                serve.Service(out)
+                torch.save({}, "results.pt")
+            """,
+    })
+    readers = _patterns(program, READER)
+    assert readers["torch.jit.load(str(Path(root) / name))"] == ["*/m.pt"]
+    assert readers['torch.jit.load(root + "/s.pt")'] == ["*/s.pt"]
+    writers = {s.text for s in program.sites if s.kind == WRITER}
+    assert not any(w.startswith("torch.save") for w in writers), "torch.save is not a TorchScript writer"
+    links = {r.text: sorted(w.text for w in program.links[id(r)]) for r in program.sites if r.kind == READER}
+    assert links["torch.jit.load(str(Path(root) / name))"] == [
+        'torch.jit.trace(model, torch.ones(2, 3)).save(os.path.join(out_dir, "m.pt"))']
+    assert links['torch.jit.load(root + "/s.pt")'] == ['torch.jit.save(torch.jit.script(model), f"{out_dir}/s.pt")']
+
+
+def test_factories_are_followed_with_their_arguments():
+    program = _program({
+        "models.py": """
+            from torch import nn
+
+            class Gate(nn.Module):
+                pass
+
+            class Encoder(nn.Module):
+                pass
+
+            def build(kind, dim):
+                return Gate() if kind == "gate" else Encoder()
+            """,
+        "main.py": """
+            import torch
+            from models import build
+
+            gate = torch.jit.script(build("gate", 8))
+            enc = torch.jit.script(build("encoder", 8).eval())
+            """,
+    })
+    scripts = {s.text: s for s in program.sites if s.kind == "script"}
+    gate, unknown = program.reach(scripts['torch.jit.script(build("gate", 8))'])
+    assert not unknown and ("models.py", "Gate") in gate and ("models.py", "Encoder") not in gate
+    enc, _ = program.reach(scripts['torch.jit.script(build("encoder", 8).eval())'])
+    assert ("models.py", "Encoder") in enc and ("models.py", "Gate") not in enc
+
+
+def test_what_a_scripted_object_is():
+    program = _program({
+        "ops/__init__.py": "from .color import rgb_to_gray\n",
+        "ops/color.py": "def rgb_to_gray(x):\n    return x.mean(-3, keepdim=True)\n",
+        "main.py": """
+            import torch
+            from torch import nn
+            import ops
+
+            def check(op, x):
+                return torch.jit.script(op)(x)
+
+            def typed(model: nn.Module):
+                return torch.jit.script(model)
+
+            def run():
+                f = ops.rgb_to_gray
+                a = torch.jit.script(f)
+                b = torch.jit.script(nn.Linear(2, 2))
+                check(ops.rgb_to_gray, torch.ones(3, 2, 2))
+                check(nn.ReLU(), torch.ones(3))
+            """,
+    })
+    objects = program.views()["main.py"].objects
+    assert objects["run|f"] == "function"
+    assert objects["run|nn.Linear(2,2)"] == "module"
+    assert objects["check|op"] == "unknown"  # a function at one call, a module at the other
+    assert objects["typed|model"] == "module"  # nothing calls it: its annotation says
+
+
+def test_a_reader_of_an_artifact_made_elsewhere_stays_unless_allowed(tmp_path, run_cli):
+    (tmp_path / "serve.py").write_text("import torch\n\nmodel = torch.jit.load('weights/model.pt')\nprint(model)\n")
+    code, out, err = run_cli("apply", "--unsafe-fixes", ".", cwd=tmp_path)
+    assert "torch.jit.load" in (tmp_path / "serve.py").read_text()
+    assert "reads `weights/model.pt`, which no checked file writes" in out and "--external-readers" in out
+    code, out, err = run_cli("apply", "--unsafe-fixes", "--external-readers", ".", cwd=tmp_path)
+    assert "torch.export.load('weights/model.pt').module()" in (tmp_path / "serve.py").read_text()
+
+
+class _BrokenReaderFix(Rule):
+    """Offers a fix for `torch.jit.load(...)` whose result does not compile (a stand-in for any
+    fix the engine must drop)."""
+
+    id = "TSX097"
+    summary = "test rule"
+    applicability = Applicability.UNSAFE
+    VALID = [Valid("")]
+    INVALID = [Invalid("")]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.matches(node.func, "torch.jit.load"):
+            self.report(node, "broken fix", replacement=cst.Name("lambda"))
+
+
+def test_a_unit_whose_fix_cannot_be_applied_is_not_written_half(monkeypatch):
+    from ts2export import registry
+
+    rules = tuple(r for r in registry.all_rules() if r.id in ("TSX301", "TSX303")) + (_BrokenReaderFix,)
+    monkeypatch.setattr(engine, "select_rules", lambda select, ignore: rules)
+    code = textwrap.dedent("""
+        import torch
+
+        def run(model: torch.nn.Module, x):
+            traced = torch.jit.trace(model, torch.ones(2, 3))
+            traced.save("m.pt")
+            return torch.jit.load("m.pt")(x)
+        """)
+    [res] = analyze([Task("m.py", "python", data=code.encode())], Options(fix="unsafe"), jobs=1).results
+    assert not res.changed, res.new.decode()
+    held = {f.rule_id: f.held for f in res.findings}
+    assert "its fix could not be applied" in held["TSX301"] and "its fix could not be applied" in held["TSX303"]
+    assert any("would not compile" in n for n in res.notes)
