@@ -121,7 +121,8 @@ def _analyze(
             spans = ()
             if fix is not None:
                 spans = tuple(((positions[e.node].start.line, positions[e.node].start.column),
-                               (positions[e.node].end.line, positions[e.node].end.column))
+                               (positions[e.node].end.line, positions[e.node].end.column),
+                               _replacement_code(module, e.replacement))
                               for e in fix.edits if e.node in positions)
             findings.append(
                 Finding(
@@ -144,6 +145,14 @@ def _analyze(
     table = suppressions(source)
     kept = [f for f in findings if not _is_suppressed(f, table)]
     return kept, len(findings) - len(kept), wrapper
+
+
+def _replacement_code(module: cst.Module, replacement) -> str:
+    """The code an edit writes, without whitespace (to tell whether it keeps a construct)."""
+    if isinstance(replacement, cst.RemovalSentinel):
+        return ""
+    nodes = replacement.nodes if isinstance(replacement, cst.FlattenSentinel) else [replacement]
+    return re.sub(r"\s+", "", "".join(module.code_for_node(n) for n in nodes))
 
 
 def _enclosing_defs(node: cst.CSTNode, parents) -> tuple[str, ...]:
@@ -309,7 +318,15 @@ def _apply_round(
         return out
 
     accepted: list[tuple[Finding, list[tuple]]] = []
-    for f in findings:
+    # Outer fixes first: they copy the code of constructs nested in them, so a nested finding keeps
+    # its anchor (its code) for the next round, and the program model's decision still names it.
+    def extent(f: Finding) -> tuple:
+        spans = span(f.fix)
+        first = min(s[0] for s in spans) if spans else (0, 0)
+        last = max(s[1] for s in spans) if spans else (0, 0)
+        return (-(last[0] - first[0]), -(last[1] - first[1] if last[0] == first[0] else 0), first)
+
+    for f in sorted(findings, key=extent):
         spans = span(f.fix)
         if any(_overlaps(s, t) for _, ts in accepted for s in spans for t in ts):
             continue  # next round
@@ -568,11 +585,7 @@ def analyze(tasks: Sequence[Task], options: Options, jobs: int | None = None, pr
                 d = decision.for_file(r.path)
                 for f in r.findings:
                     _decide(f, d, options.mode)
-        planned = {(f.path, f.anchor) for r in first for f in r.findings
-                   if mode_allows(f.applicability, options.fix) and f.anchor not in decision.held.get(r.path, {})
-                   and decision.for_file(r.path).region_hold(f.defs, *_keeps(f.rule_id)) is None}
-        done = {(f.path, f.anchor) for r in results for f in r.fixed}
-        missing = planned - done - set(extra)
+        missing = _unapplied(results, first, options.fix) - set(extra)
         if not missing:
             break
         extra.update({k: "its fix could not be applied in this run" for k in missing})
@@ -581,6 +594,24 @@ def analyze(tasks: Sequence[Task], options: Options, jobs: int | None = None, pr
             break
         decision = again
     return Run(results, program)
+
+
+def _unapplied(results: Sequence[FileResult], first: Sequence[FileResult], mode: str) -> set[tuple[str, str]]:
+    """Fixes the decision let through that are still not applied (their result did not compile,
+    say), as keys of the first pass's findings: what depends on them must wait. A finding whose
+    code changed since (a fix around it) stands for every finding of its rule in its top-level
+    definition."""
+    scanned = {r.path: r.findings for r in first}
+    out: set[tuple[str, str]] = set()
+    for r in results:
+        for f in r.findings:
+            if f.held or not mode_allows(f.applicability, mode):
+                continue
+            same = [g for g in scanned.get(r.path, ()) if g.anchor == f.anchor]
+            if not same:
+                same = [g for g in scanned.get(r.path, ()) if g.rule_id == f.rule_id and g.defs[-1:] == f.defs[-1:]]
+            out.update((r.path, g.anchor) for g in same)
+    return out
 
 
 def _program(tasks: Sequence[Task], options: Options) -> Program | None:

@@ -37,6 +37,7 @@ from __future__ import annotations
 import ast
 import builtins
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -65,6 +66,7 @@ SAVE_METHODS = {"save": "save", "_save_for_lite_interpreter": "lite-save", "_sav
 ENTRY_SCRIPT, ENTRY_TRACE = "script", "trace"
 ENTRY_DECORATOR, ENTRY_IF_TRACING, ENTRY_CLASS = "script-decorator", "script-if-tracing", "script-module-class"
 WRITER, READER = "writer", "reader"
+TRANSFORM = "transform"  # freeze / optimize_for_inference / optimize_for_mobile of a module
 #: Kinds whose call is rewritten into something that TorchScript code around it cannot use.
 CALL_SITES = {ENTRY_SCRIPT, ENTRY_TRACE, WRITER, READER}
 #: Kinds that make TorchScript compile code (the rest trace it).
@@ -113,7 +115,7 @@ class ScanFinding:
     keeps_torchscript: bool = False
     keeps_tracing: bool = False
     blocks_export: bool = False
-    fix_spans: tuple[tuple[Pos, Pos], ...] = ()
+    fix_spans: tuple[tuple[Pos, Pos, str], ...] = ()  # (start, end, code written) of each edit
     defs: tuple[str, ...] = ()  # qualnames of the enclosing definitions, innermost first
 
     @property
@@ -573,6 +575,9 @@ class Program:
                     out.extend(self.origins(vf, expr.func.value, depth + 1, env))
                     continue
                 found = self.lookup_def(name, vf.path) if name else None
+                if found is None and name and not self.in_run(name) and not name.startswith("builtins."):
+                    out.append(("external", name))  # made by a library: none of the run's code
+                    continue
                 if found is not None and found[1].kind == "class":
                     out.append(("instance", found[0], found[1]))
                     continue
@@ -667,6 +672,8 @@ class Program:
         elif name == JIT_LOAD or name in LITE_LOADS:
             site = self._add(READER, f, node, name)
             site.patterns = self.patterns(f, _first_arg(node, "f"))
+        elif name in PASS_THROUGH:
+            self._add(TRANSFORM, f, node, name)
         elif name == JIT_SAVE:
             site = self._add(WRITER, f, node, name)
             site.patterns = self.patterns(f, _arg(node, 1, "f"))
@@ -734,6 +741,11 @@ class Program:
                    if s.kind == ENTRY_CLASS and s.file.innermost_def(s.start) is not None}
         writers = {id(s) for s in self.sites if self.is_writer(s)}
         for s in self.sites:
+            if s.kind == TRANSFORM:
+                arg = _first_arg(s.node, "mod", "module", "script_module")
+                for o in (self.origins(s.file, arg) if arg is not None else ()):
+                    if isinstance(o, Site):
+                        union(s, o)
             if id(s) not in writers:
                 continue
             for o in self.writer_origins[id(s)]:
@@ -891,10 +903,9 @@ class Program:
 
         covering: dict[int, list[ScanFinding]] = {}  # site -> findings whose fix rewrites it
         for fi in self.findings:
-            if fi.fix_spans:
-                for site in self._sites_by_file().get(fi.path, ()):
-                    if _covers(fi, site) and fi not in site.findings:
-                        covering.setdefault(id(site), []).append(fi)
+            for site in self._sites_by_file().get(fi.path, ()):
+                if fi.fix_spans and _covers(fi, site) and fi not in site.findings:
+                    covering.setdefault(id(site), []).append(fi)
 
         def fixable(fi: ScanFinding) -> bool:
             return fi.fixable and fi.key not in held
@@ -937,11 +948,18 @@ class Program:
                             "first (`ts2export convert`, same path), then run apply with `--external-readers`")))
                     elif s.kind in CALL_SITES and not goes(s):
                         blockers.append((s, stays(s)))
+                    elif s.kind == TRANSFORM and not goes(s):
+                        # what it transforms cannot migrate without it (the reverse is fine)
+                        blockers.append((s, stays(s)))
                 if not blockers:
                     continue
                 blocker, why = blockers[0]
                 for s in members:
+                    if s.kind == TRANSFORM and s is not blocker:
+                        continue  # `freeze(m)` may go while `m` stays TorchScript
                     reason = why if s is blocker else f"it migrates together with {blocker.describe()}, which {why}"
+                    if s is blocker:
+                        reason = f"{s.describe()} {why}"
                     for fi in [*s.findings, *covering.get(id(s), ())]:
                         changed |= hold(fi, reason)
             # 2. code that TorchScript still compiles or traces
@@ -1176,7 +1194,9 @@ class Program:
 
 
 def _covers(fi: ScanFinding, s: Site) -> bool:
-    return any(a <= s.start and s.end <= b for a, b in fi.fix_spans)
+    """Whether the fix of ``fi`` rewrites the site (replaces code around it without keeping it)."""
+    text = re.sub(r"\s+", "", s.file.segment(s.node))
+    return any(a <= s.start and s.end <= b and text not in code for a, b, code in fi.fix_spans)
 
 
 def _returns(fn: ast.AST) -> list[ast.Return]:

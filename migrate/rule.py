@@ -119,7 +119,7 @@ class Finding:
     fix: Fix | None = field(default=None, repr=False, compare=False)
     anchor: str = ""  # stable name of the finding within its file (rule, top-level definition, code)
     defs: tuple[str, ...] = ()  # qualified names of the definitions around it, innermost first
-    fix_spans: tuple = ()  # ((line, col), (end_line, end_col)) of the nodes its fix replaces
+    fix_spans: tuple = ()  # ((line, col), (end_line, end_col), code written) of each node its fix replaces
     held: str | None = None  # why the program model holds its fix back (None: not held)
     unit: str | None = None  # the migration unit it belongs to (see docs/units.md)
 

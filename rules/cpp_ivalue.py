@@ -35,6 +35,8 @@ class CppIvalue(TextRule):
 
     ## Fix safety
     Report only: C++ sources are not rewritten.
+
+    Report only.
     """
 
     id = "TSX804"

@@ -40,6 +40,8 @@ class CppJitLoad(TextRule):
     ## Fix safety
     Report only: C++ sources are not rewritten; the loader also changes the input and output
     types (a vector of tensors instead of `IValue`s), so the calling code changes too.
+
+    Report only.
     """
 
     id = "TSX801"

@@ -36,6 +36,8 @@ class CppJitModule(TextRule):
 
     ## Fix safety
     Report only: C++ sources are not rewritten.
+
+    Report only.
     """
 
     id = "TSX802"

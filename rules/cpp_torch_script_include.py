@@ -32,6 +32,8 @@ class CppTorchScriptInclude(TextRule):
 
     ## Fix safety
     Report only: C++ sources are not rewritten.
+
+    Report only.
     """
 
     id = "TSX803"

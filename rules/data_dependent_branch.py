@@ -98,6 +98,10 @@ class DataDependentBranch(Rule):
     `torch.jit.script`. ExecuTorch 1.5.1 can compute wrong results, without an error, for several
     `torch.cond` in one program (their branches share planned memory): check a lowered `.pte`
     against the original on inputs that take each branch.
+
+    Where an entry point that stays TorchScript still compiles (or traces) the method, the fix
+    is held back: TorchScript cannot compile the nested branch functions. A data-dependent `if`
+    left as it is holds back the entry points that export the method.
     """
 
     id = "TSX401"

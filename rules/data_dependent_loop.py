@@ -44,6 +44,8 @@ class DataDependentLoop(Rule):
 
     ## Fix safety
     Report only: the right restructuring depends on what the loop computes.
+
+    Report only. Left in code that an entry point exports, it holds that entry point back.
     """
 
     id = "TSX402"

@@ -26,6 +26,10 @@ class JitAnnotate(Rule):
 
     ## Fix safety
     Safe: `torch.jit.annotate` returns its second argument unchanged in eager mode.
+
+    Where an entry point that stays TorchScript still compiles the code, the fix is held back:
+    `torch.jit.annotate(List[int], [])` becomes `[]`, which TorchScript types as a list of
+    tensors. A trace is not affected.
     """
 
     id = "TSX201"

@@ -46,6 +46,10 @@ class JitAttribute(Rule):
     `Attribute(value=v, type=T)`, so an `nn.Module` (or a local variable) held the namedtuple
     until `torch.jit.script` unwrapped it; after the fix eager code sees `v`, as the scripted
     module did.
+
+    It keeps TorchScript working in a `ScriptModule` that stays
+    (tests/test_keeps_torchscript.py). Left in an `nn.Module` that is exported, it holds the
+    export back (an eager module keeps the `Attribute` wrapper).
     """
 
     id = "TSX202"

@@ -36,6 +36,9 @@ class JitCFusionKnobs(KnobRule):
     goes back to the default executor and fuser: same results up to fused-kernel rounding, speed
     may differ. Where a call's value (often the previous setting) is used, it is reported, not
     removed. Other `torch._C._jit_*` calls (logging, ONNX) are left to the catch-all TSX001.
+
+    The setting only changes how TorchScript runs code, never what it computes: it is written
+    even where TorchScript still runs.
     """
 
     id = "TSX605"

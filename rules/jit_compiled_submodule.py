@@ -44,6 +44,10 @@ class JitCompiledSubmodule(Rule):
     `-torch.ones(2)` where the eager child returns `[1, 1]`). That is usually a bug
     fix, but check the outputs. The example input expression is no longer evaluated by the trace;
     arguments are kept only where they are the module itself.
+
+    A call site: it migrates with its unit. Where the parent module stays scripted or traced, it
+    is held back (a traced child was compiled differently from the eager one; a scripted child
+    kept its control flow in a trace).
     """
 
     id = "TSX106"

@@ -24,6 +24,9 @@ class JitEnableOnednnFusion(KnobRule):
     Safe: outside TorchScript nothing reads the flag (checked on torch 2.13). A program that still
     runs TorchScript loses the oneDNN fusion: same results up to fused-kernel rounding, possibly
     slower.
+
+    The setting only changes how TorchScript runs code, never what it computes: it is written
+    even where TorchScript still runs.
     """
 
     id = "TSX606"

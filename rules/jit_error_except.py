@@ -30,6 +30,8 @@ class JitErrorExcept(Rule):
     ## Fix safety
     Report only: which exception types the guarded code raises after migration depends on the
     model's source, which is usually in another file.
+
+    Report only.
     """
 
     id = "TSX505"

@@ -30,6 +30,9 @@ class JitErrorRaise(Rule):
     `RuntimeError` (checked on torch 2.13), so a handler `except torch.jit.Error` no longer
     catches it (TSX505 reports such handlers) while `except RuntimeError` now does. Pick a more
     specific type (`ValueError`, ...) if callers distinguish errors.
+
+    A trace is not affected. Code that TorchScript still compiles could not hold `raise
+    torch.jit.Error` (it does not script), so the fix is held back there as a precaution.
     """
 
     id = "TSX504"

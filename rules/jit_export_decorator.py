@@ -44,6 +44,10 @@ class JitExportDecorator(Rule):
     Safe: in eager mode `torch.jit.export` returns the function unchanged (it only sets an
     attribute the TorchScript compiler reads). Entry points (methods nothing in the class calls)
     are reported without a fix.
+
+    It keeps TorchScript working: a method that `forward` calls is compiled anyway, and stays
+    callable on the scripted module (tests/test_keeps_torchscript.py), so the fix is written
+    even where the class is still scripted.
     """
 
     id = "TSX102"

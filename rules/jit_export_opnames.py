@@ -25,6 +25,8 @@ class JitExportOpnames(Rule):
 
     ## Fix safety
     Report only: the list feeds a build system, which changes with the runtime.
+
+    Report only.
     """
 
     id = "TSX704"

@@ -36,6 +36,9 @@ class JitFinal(Rule):
 
     ## Fix safety
     Safe: `torch.jit.Final is typing.Final` (verified in torch 2.13).
+
+    It keeps TorchScript and traces working: `torch.jit.Final` is `typing.Final`
+    (tests/test_keeps_torchscript.py).
     """
 
     id = "TSX203"

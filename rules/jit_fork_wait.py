@@ -48,6 +48,9 @@ class JitForkWait(Rule):
     instead of at the `wait`. A future used in any other way (`.then`, `.done()`, passed to
     another function, returned) is reported, not rewritten: give the function the value instead
     of the future and rewrite by hand.
+
+    It keeps TorchScript and traces working: a direct call computes what the fork did
+    (tests/test_keeps_torchscript.py).
     """
 
     id = "TSX503"

@@ -42,6 +42,9 @@ class JitFreeze(Rule):
     - `freeze` raised on a module in training mode; `m` is used as it is: make sure it is in
       `eval()` mode where it was frozen.
     Attributes and methods that freezing dropped are simply available again.
+
+    The frozen module is the call's argument, kept as it is: the call site that made it migrates
+    (or not) with its own unit.
     """
 
     id = "TSX601"

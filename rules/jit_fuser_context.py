@@ -32,6 +32,9 @@ class JitFuserContext(KnobRule):
     manager. A program that still runs TorchScript in this block (a `torch.jit.load`ed or scripted
     model) now uses the default fuser: results agree up to the rounding of fused kernels and the
     speed may differ. A `with ... as name:` item is reported, not removed.
+
+    The setting only changes how TorchScript runs code, never what it computes: it is written
+    even where TorchScript still runs.
     """
 
     id = "TSX603"

@@ -25,6 +25,8 @@ class JitFutureAnnotation(Rule):
 
     ## Fix safety
     Report only: the right type depends on whether the future's producer is rewritten.
+
+    Report only.
     """
 
     id = "TSX703"

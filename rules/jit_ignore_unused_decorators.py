@@ -35,6 +35,10 @@ class JitIgnoreUnusedDecorator(Rule):
     fixes, so a safe-only `apply` keeps them), TorchScript now compiles the method and fails loudly
     at script time if it holds Python-only code. Migrate the call sites in the same change
     (`apply --unsafe-fixes`) or keep the decorator with `# ts2export: ignore[TSX101]`.
+
+    Where an entry point that stays TorchScript still compiles the method, the fix is held back:
+    TorchScript would then compile the method, and Python-only code in it fails at script time.
+    It keeps a trace that stays the same (the trace runs the method as Python either way).
     """
 
     id = "TSX101"

@@ -46,6 +46,9 @@ class JitInterface(Rule):
     instantiated class), but the class's name disappears or changes kind: another file that
     imports the interface breaks, and `isinstance(obj, Interface)` raises `TypeError` on a
     Protocol (it is not `@runtime_checkable`).
+
+    Where an entry point that stays TorchScript still compiles a class typed with the interface,
+    the fix is held back: TorchScript types the attribute with it. A trace is not affected.
     """
 
     id = "TSX108"

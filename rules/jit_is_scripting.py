@@ -48,6 +48,10 @@ class JitIsScripting(Rule):
     conditional expression's test). A program that still scripts the code now runs the Python
     branch under TorchScript too; that branch may not be scriptable (which is why the check was
     there) -- migrate the `torch.jit.script` call as well.
+
+    Where an entry point that stays TorchScript still compiles the code, the fix is held back:
+    TorchScript would compile the Python branch it kept out. A trace is not affected
+    (`is_scripting()` is False there).
     """
 
     id = "TSX501"

@@ -43,6 +43,9 @@ class JitIsTracing(Rule):
     branched on); and a module that is still traced with `torch.jit.trace` now takes the other
     branch. `torch.compiler.is_compiling()` is the wider test (True under `torch.compile` and
     `torch.export`) if the branch exists for any graph capture.
+
+    Where a `torch.jit.trace` that stays still runs the code, the fix is held back:
+    `is_exporting()` is False under the trace, which would record the other branch.
     """
 
     id = "TSX502"

@@ -41,6 +41,8 @@ class JitIsinstance(Rule):
     Safe for plain classes and tuples of them: in eager Python `torch.jit.isinstance` ends in
     `isinstance(obj, target_type)` for them (verified in torch 2.13). Container types are
     reported without a fix.
+
+    It keeps TorchScript and traces working for plain classes (tests/test_keeps_torchscript.py).
     """
 
     id = "TSX204"

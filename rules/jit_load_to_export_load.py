@@ -39,6 +39,10 @@ class JitLoadToExportLoad(Rule):
     `m.encode(y)` becomes `m["encode"](y)`, `m(x)` becomes `m["model"](x)`; the writer must save
     one program per method (TSX308 does for `trace_module`).
     The finding names the call sites in this file that write the same path.
+
+    A call site: it migrates with its unit, or is held back while its writer stays TorchScript.
+    A reader of an artifact that no checked file writes is held back unless `--external-
+    readers`.
     """
 
     id = "TSX304"

@@ -34,6 +34,8 @@ class JitOptimizeForInference(Rule):
     ## Fix safety
     Report only: which target replaces the optimised module (and where the compile step goes)
     is a deployment decision.
+
+    Report only.
     """
 
     id = "TSX602"

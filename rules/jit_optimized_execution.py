@@ -28,6 +28,9 @@ class JitOptimizedExecution(KnobRule):
     A program that still runs TorchScript in the block now runs it with the executor's
     optimisations on (the default): same results up to fused-kernel rounding. A `with ... as
     name:` item is reported, not removed.
+
+    The setting only changes how TorchScript runs code, never what it computes: it is written
+    even where TorchScript still runs.
     """
 
     id = "TSX607"

@@ -50,6 +50,10 @@ class JitOverloadStubs(Rule):
     (verified in torch 2.13). Apply it together with the removal of the scripting (TSX105, TSX107
     and the call-site rules), as `apply --unsafe-fixes` does. A stub with no implementation right
     after it is reported without a fix.
+
+    Where an entry point that stays TorchScript still compiles the class, the fix is held back:
+    TorchScript needs the stubs to resolve the overloads. A trace runs the implementation and is
+    not affected.
     """
 
     id = "TSX104"

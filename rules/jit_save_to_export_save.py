@@ -38,6 +38,8 @@ class JitSaveToExportSave(Rule):
     an instance of a `torch.jit.ScriptModule` subclass (`m = Scaler(); m.save(p)`) is reported
     without a fix: the program model keeps the class a ScriptModule (TSX107 held back) while
     such a save stays.
+
+    A call site: it migrates with its unit or is held back with it.
     """
 
     id = "TSX303"

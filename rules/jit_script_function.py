@@ -40,6 +40,11 @@ class JitScriptFunction(Rule):
     function annotated `x: float` and called with `3` returns `3.0` when scripted and `3` as plain
     Python (verified in torch 2.13); it also rejects arguments of the wrong type, which Python
     accepts. Tensor arithmetic is the same.
+
+    It keeps TorchScript working where scripted code calls the function or class: TorchScript
+    compiles it recursively without the decorator (tests/test_keeps_torchscript.py). Under a
+    `torch.jit.trace` that stays it is held back: the trace would inline the function and bake
+    its branches. A scripted function left in code that is exported holds that export back.
     """
 
     id = "TSX105"

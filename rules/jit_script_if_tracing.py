@@ -41,6 +41,10 @@ class JitScriptIfTracing(Rule):
     decorator would only move the failure to export time, so the trace that calls it stays too
     (the program model holds it back). Where the code is still traced by a `torch.jit.trace` that
     stays, the fix is held back (it would change the trace).
+
+    Where a `torch.jit.trace` that stays still runs the function, the fix is held back (the
+    trace would bake its branches). A function that reads tensor values is reported without a
+    fix, and the trace that reaches it is held back too.
     """
 
     id = "TSX103"

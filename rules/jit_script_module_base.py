@@ -61,6 +61,9 @@ class JitScriptModuleBase(Rule):
     name `torch.jit.ScriptModule` as a base loses the decorator when its bases are classes of the
     same file that this rule migrates; otherwise (a base imported from elsewhere) it is reported
     without a fix.
+
+    The class is an entry point: its conversion is held back while an instance is saved as
+    TorchScript (`m.save(p)`, reported by TSX303) or its unit cannot migrate.
     """
 
     id = "TSX107"

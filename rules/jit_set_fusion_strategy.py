@@ -29,6 +29,9 @@ class JitSetFusionStrategy(KnobRule):
     still runs TorchScript gets the default strategy: same results up to fused-kernel rounding,
     possibly different speed. Where the call's value (the previous strategy) is used, it is
     reported, not removed.
+
+    The setting only changes how TorchScript runs code, never what it computes: it is written
+    even where TorchScript still runs.
     """
 
     id = "TSX604"

@@ -30,6 +30,9 @@ class JitStrictFusion(KnobRule):
     ## Fix safety
     Safe: its `__enter__`/`__exit__` do nothing outside TorchScript (torch 2.13 source; checked by
     running it). Code that still runs scripted loses the fusion assertion, not a result.
+
+    The setting only changes how TorchScript runs code, never what it computes: it is written
+    even where TorchScript still runs.
     """
 
     id = "TSX608"

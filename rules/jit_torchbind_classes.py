@@ -34,6 +34,8 @@ class JitTorchbindClasses(Rule):
 
     ## Fix safety
     Report only: the replacement depends on what the C++ class does.
+
+    Report only. Left in code that an entry point exports, it holds that entry point back.
     """
 
     id = "TSX702"

@@ -28,6 +28,8 @@ class JitTracingState(Rule):
 
     ## Fix safety
     Report only: what the code did with the tracer state decides the replacement.
+
+    Report only. Left in code that an entry point exports, it holds that entry point back.
     """
 
     id = "TSX705"

@@ -37,6 +37,10 @@ class LiteLoadToExecutorchRuntime(Rule):
     Results that are indexed, iterated or unpacked later (a tuple or dict of outputs, or one
     tensor?) are reported, not fixed. The file must be the `.pte`
     written by TSX305. Keyword arguments and methods other than `forward` are reported, not fixed.
+
+    A call site: it migrates with its unit, or is held back while its writer stays TorchScript.
+    A reader of an artifact that no checked file writes is held back unless `--external-
+    readers`.
     """
 
     id = "TSX307"

@@ -40,6 +40,8 @@ class LiteSaveToExecutorch(Rule):
     Unsafe: the device-side loader changes (`LiteModuleLoader` on Android, `torch::jit::_load_for_mobile`
     in C++ become ExecuTorch's `Module`); ts2export cannot rewrite those (not Python). Inputs larger
     than the bound of a dynamic dim are rejected at run time: raise the `max=` to your serving maximum.
+
+    A call site: it migrates with its unit or is held back with it.
     """
 
     id = "TSX305"

@@ -31,6 +31,8 @@ class OptimizeForMobile(Rule):
     As safe as the export of `m`. Options of `optimize_for_mobile` (`optimization_blocklist`,
     `preserved_methods`, `backend="vulkan"`/`"metal"`) are dropped; a GPU backend is reported in
     the message (ExecuTorch has Vulkan/MPS/CoreML partitioners to choose by hand).
+
+    A call site: it migrates with its unit or is held back with it.
     """
 
     id = "TSX306"

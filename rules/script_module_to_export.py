@@ -45,6 +45,9 @@ class ScriptModuleToExport(Rule):
     the result (without hints for them) are reported, not fixed. Hint expressions run where the
     export runs: `torch.randn` there advances the random number generator. Functions, classes
     and scripted submodules stored in `__init__` are left to the TSX1xx rules.
+
+    A call site: it migrates with its unit (the saves of its program and their readers) or is
+    held back with it. An object that may be a function is never exported as a module.
     """
 
     id = "TSX302"

@@ -26,6 +26,9 @@ class TorchScriptReference(Rule):
 
     ## Fix safety
     Report only: there is no general rewrite.
+
+    Report only. Left in code that an entry point exports, it holds that entry point back
+    (torch.export may stop there).
     """
 
     id = "TSX001"

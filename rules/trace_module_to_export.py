@@ -39,6 +39,8 @@ class TraceModuleToExport(Rule):
     Unsafe: the caveats of TSX301 hold for every method, and `package_pt2`/`load_pt2` live in
     `torch.export.pt2_archive._package` (private in torch 2.13, verified to work). The result
     must be bound to a name by a plain statement; other uses of it are reported, not fixed.
+
+    A call site: it migrates with its unit or is held back with it.
     """
 
     id = "TSX308"

@@ -41,6 +41,9 @@ class TraceToExport(Rule):
     (export specializes their sequence length), an example whose
     structure or rank it cannot see, and results used in ways it cannot follow (bound twice,
     methods other than `forward` called on them).
+
+    A call site: it migrates with its unit (the saves of its program and their readers) or is
+    held back with it.
     """
 
     id = "TSX301"

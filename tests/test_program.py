@@ -186,3 +186,19 @@ def test_a_unit_whose_fix_cannot_be_applied_is_not_written_half(monkeypatch):
     held = {f.rule_id: f.held for f in res.findings}
     assert "its fix could not be applied" in held["TSX301"] and "its fix could not be applied" in held["TSX303"]
     assert any("would not compile" in n for n in res.notes)
+
+
+def test_a_call_site_wrapped_by_freeze_migrates_only_with_it():
+    code = textwrap.dedent("""
+        import torch
+
+        def run(model: torch.nn.Module, x):
+            frozen = torch.jit.freeze(torch.jit.script(model))  # ts2export: inputs=(torch.ones(2, 3),)
+            return frozen(x)
+        """)
+    task = Task("m.py", "python", data=code.encode())
+    [alone] = analyze([task], Options(select=("TSX302",), fix="unsafe"), jobs=1).results
+    assert not alone.changed
+    assert "migrates together with `torch.jit.freeze(torch.jit.script(model))` at m.py:5, which stays TorchScript" in alone.findings[0].held
+    [both] = analyze([task], Options(select=("TSX302", "TSX601"), fix="unsafe"), jobs=1).results
+    assert "frozen = torch.export.export(model, (torch.ones(2, 3),)" in both.new.decode()
