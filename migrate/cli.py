@@ -42,6 +42,8 @@ JobsOpt = typer.Option(0, "--jobs", "-j", help="Parallel worker processes (defau
 FormatOpt = typer.Option(Format.text, "--format", help="Report format.")
 OutputOpt = typer.Option(None, "--output", "-o", help="Write the report to this file instead of standard output.")
 ProgressOpt = typer.Option(True, "--progress/--no-progress", help="Progress bar on long runs (terminal only).")
+BaselineOpt = typer.Option(None, "--baseline", metavar="FILE", help="Baseline file: only findings not in it count (default: `baseline` in [tool.ts2export]).")
+NoBaselineOpt = typer.Option(False, "--no-baseline", help="Ignore the baseline set in [tool.ts2export].")
 UnsafeOpt = typer.Option(False, "--unsafe-fixes", help="Also apply fixes that may change behaviour (see `ts2export explain`).")
 
 
@@ -224,12 +226,88 @@ def check(
     format: Format = FormatOpt,
     output: Optional[Path] = OutputOpt,
     progress: bool = ProgressOpt,
+    baseline: Optional[Path] = BaselineOpt,
+    no_baseline: bool = NoBaselineOpt,
+    update_baseline: bool = typer.Option(False, "--update-baseline", help="Rewrite the baseline without its gone entries (never adds new findings)."),
+    diff_base: Optional[str] = typer.Option(None, "--diff-base", metavar="REF", help="Check only files changed against this git ref (and readers of artifacts they write)."),
 ) -> None:
     """The CI gate: exit 0 when no TorchScript construct remains (suppressed ones aside),
-    1 when some remain, 2 on usage, config or I/O errors and files that cannot be parsed."""
-    results = _run_engine(paths, select, ignore, config, jobs, None, progress)
-    _report(results, format, output, table=False)
-    raise typer.Exit(_exit_code(results, pending=any(r.findings for r in results)))
+    1 when some remain, 2 on usage, config or I/O errors and files that cannot be parsed.
+
+    With a baseline (--baseline FILE, or `baseline` in [tool.ts2export]) only findings not in it fail."""
+    from ts2export import gate as g
+
+    try:
+        gate = g.Gate.load(paths, config, select, ignore)
+        run = lambda p: _run_engine(p or paths, select, ignore, config or gate.cfg.source, jobs, None, progress)  # noqa: E731
+        outcome = g.check(gate, run, diff_base, gate.baseline_path(baseline, not no_baseline), update_baseline)
+    except g.GateError as exc:
+        raise fail(str(exc))
+    _report(outcome.results, format, output, table=False)
+    for note in outcome.notes:  # baseline and changed-files notes: stdout in text mode, else stderr
+        typer.echo(note, err=format is not Format.text or output is not None)
+    raise typer.Exit(_exit_code(outcome.results, pending=any(r.findings for r in outcome.results)))
+
+
+@app.command("baseline")
+def record_baseline(
+    paths: Optional[List[str]] = PathsArg,
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Baseline file (default: `baseline` in [tool.ts2export], else ts2export-baseline.json next to pyproject.toml)."),
+    select: Optional[List[str]] = SelectOpt,
+    ignore: Optional[List[str]] = IgnoreOpt,
+    config: Optional[Path] = ConfigOpt,
+    jobs: int = JobsOpt,
+    progress: bool = ProgressOpt,
+) -> None:
+    """Record today's findings in a baseline file, so that `check --baseline` fails only on new ones.
+
+    Entries of files outside PATH (or of rules not selected) are kept. Exit 0, 2 on errors."""
+    from ts2export import gate as g
+
+    try:
+        gate = g.Gate.load(paths, config, select, ignore)
+        results = _run_engine(paths, select, ignore, config, jobs, None, progress)
+        _, line = g.record(gate, results, output)
+    except g.GateError as exc:
+        raise fail(str(exc))
+    _print_errors(results)
+    typer.echo(line)
+    raise typer.Exit(_exit_code(results, pending=False))
+
+
+class ReportFormat(str, Enum):
+    html = "html"
+    markdown = "markdown"
+
+
+@app.command()
+def report(
+    paths: Optional[List[str]] = PathsArg,
+    output: Optional[Path] = OutputOpt,
+    format: ReportFormat = typer.Option(ReportFormat.html, "--format", help="html (one self-contained page) or markdown (a pull-request comment)."),
+    baseline: Optional[Path] = BaselineOpt,
+    no_baseline: bool = NoBaselineOpt,
+    select: Optional[List[str]] = SelectOpt,
+    ignore: Optional[List[str]] = IgnoreOpt,
+    config: Optional[Path] = ConfigOpt,
+    jobs: int = JobsOpt,
+    progress: bool = ProgressOpt,
+) -> None:
+    """Migration report: what is left per rule and folder, fixable vs held back, progress against the baseline.
+
+    Writes nothing but the report. Exit 0, 2 on errors."""
+    from ts2export import gate as g
+    from ts2export.report import to_html, to_markdown
+
+    try:
+        gate = g.Gate.load(paths, config, select, ignore)
+        results = _run_engine(paths, select, ignore, config, jobs, None, progress)
+        data = g.report_data(gate, results, gate.baseline_path(baseline, not no_baseline))
+    except g.GateError as exc:
+        raise fail(str(exc))
+    _emit(to_html(data) if format is ReportFormat.html else to_markdown(data), output)
+    _print_errors(results)
+    raise typer.Exit(_exit_code(results, pending=False))
 
 
 @app.command()

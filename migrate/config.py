@@ -16,7 +16,7 @@ class ConfigError(Exception):
     """A user's configuration is wrong: one clear line, exit 2."""
 
 
-_KEYS = {"select", "ignore", "exclude", "per-file-ignores", "inputs"}
+_KEYS = {"select", "ignore", "exclude", "per-file-ignores", "inputs", "baseline"}
 
 
 @dataclass
@@ -29,6 +29,8 @@ class Config:
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     # Example inputs for call sites that cannot show them: "path/to/file.py::name" -> "(expr, ...)"
     inputs: dict[str, str] = field(default_factory=dict)
+    # The baseline file `check` and `report` use by default (resolved against the pyproject's folder).
+    baseline: Path | None = None
 
 
 def _str_list(value: object, key: str, source: Path) -> list[str]:
@@ -93,4 +95,8 @@ def load_config(start: Path, explicit: Path | None = None) -> Config:
     if not isinstance(inputs, dict) or not all(isinstance(v, str) for v in inputs.values()):
         raise ConfigError(f"{path}: [tool.ts2export] inputs must be a table of \"file.py::name\" = \"(expr, ...)\"")
     cfg.inputs = dict(inputs)
+    if "baseline" in table:
+        if not isinstance(table["baseline"], str) or not table["baseline"].strip():
+            raise ConfigError(f"{path}: [tool.ts2export] baseline must be a file name (e.g. \"ts2export-baseline.json\")")
+        cfg.baseline = cfg.root / table["baseline"]
     return cfg
