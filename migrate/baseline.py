@@ -189,28 +189,30 @@ class Baseline:
         return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
-def load(path: Path) -> Baseline:
+def load(path: Path, label: str | None = None) -> Baseline:
+    """Read a baseline file; ``label`` names it in errors (default: ``path``)."""
+    shown = label or str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise BaselineError(f"{path}: no such baseline file (record one with `ts2export baseline PATH... -o {path}`)") from None
+        raise BaselineError(f"{shown}: no such baseline file (record one with `ts2export baseline PATH... -o {shown}`)") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise BaselineError(f"{path}: cannot read baseline: {getattr(exc, 'strerror', None) or exc}") from None
+        raise BaselineError(f"{shown}: cannot read baseline: {getattr(exc, 'strerror', None) or exc}") from None
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise BaselineError(f"{path}: not a ts2export baseline (invalid JSON at line {exc.lineno}: {exc.msg})") from None
+        raise BaselineError(f"{shown}: not a ts2export baseline (invalid JSON at line {exc.lineno}: {exc.msg})") from None
     if not isinstance(doc, dict) or doc.get("tool") != "ts2export" or not isinstance(doc.get("findings"), list):
-        raise BaselineError(f"{path}: not a ts2export baseline (record one with `ts2export baseline`)")
+        raise BaselineError(f"{shown}: not a ts2export baseline (record one with `ts2export baseline`)")
     if doc.get("format") != FORMAT:
-        raise BaselineError(f"{path}: baseline format {doc.get('format')!r} is not supported by this ts2export (expected {FORMAT})")
+        raise BaselineError(f"{shown}: baseline format {doc.get('format')!r} is not supported by this ts2export (expected {FORMAT})")
     entries = []
     for i, item in enumerate(doc["findings"]):
         try:
             entries.append(Entry(str(item["fingerprint"]), str(item["rule"]), str(item["path"]), str(item.get("code", "")),
                                  int(item.get("occurrence", 0)), int(item.get("line", 0)), str(item.get("message", ""))))
         except (KeyError, TypeError, ValueError):
-            raise BaselineError(f"{path}: baseline entry {i + 1} is malformed (needs fingerprint, rule and path)") from None
+            raise BaselineError(f"{shown}: baseline entry {i + 1} is malformed (needs fingerprint, rule and path)") from None
     return Baseline(entries)
 
 

@@ -126,7 +126,7 @@ def check(gate: Gate, run: Run, diff_base: Optional[str], baseline_file: Optiona
     base = None
     if baseline_file is not None:
         try:
-            base = bl.load(baseline_file)
+            base = bl.load(baseline_file, shown(baseline_file))
         except bl.BaselineError as exc:
             raise GateError(str(exc)) from None
     notes: list[str] = []
@@ -167,7 +167,7 @@ def record(gate: Gate, results: Sequence, output: Optional[Path]) -> tuple[Path,
     """Write the baseline of ``results``; entries outside this run's paths and rules are kept."""
     path = Path(output) if output is not None else (gate.cfg.baseline or gate.root / bl.DEFAULT_NAME)
     try:
-        old = bl.load(path) if path.exists() else bl.Baseline()
+        old = bl.load(path, shown(path)) if path.exists() else bl.Baseline()
     except bl.BaselineError as exc:
         raise GateError(f"{exc} (remove it or choose another --output)") from None
     comparison = bl.compare(gate.fingerprints(results), old, gate.scope(results, gate.given))
@@ -196,7 +196,7 @@ def report_data(gate: Gate, results: Sequence, baseline_file: Optional[Path]):
     comparison = None
     if baseline_file is not None:
         try:
-            comparison = bl.compare(pairs, bl.load(baseline_file), gate.scope(results, gate.given))
+            comparison = bl.compare(pairs, bl.load(baseline_file, shown(baseline_file)), gate.scope(results, gate.given))
         except bl.BaselineError as exc:
             raise GateError(str(exc)) from None
     summaries = {r.id: r.summary for r in all_rules()}
