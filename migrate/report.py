@@ -336,7 +336,7 @@ def to_html(data: ReportData) -> str:
                        title="Findings by what it takes to fix them", center=str(total)))
     parts.append('<div style="flex:1;min-width:320px">' + _legend(CATEGORIES) + f"<p>{fixable} of {total} finding{'s' if total != 1 else ''} "
                  f"can be rewritten by <code>ts2export apply</code> ({data.count('unsafe')} of them only with "
-                 f"<code>--unsafe-fixes</code>); {held} are held back.</p></div>")
+                 f"<code>--unsafe-fixes</code>); {held} {'is' if held == 1 else 'are'} held back.</p></div>")
     parts.append("</div></div>")
 
     folders = _rows_by(data, "folder")
