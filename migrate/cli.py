@@ -352,13 +352,20 @@ def apply(
     config: Optional[Path] = ConfigOpt,
     jobs: int = JobsOpt,
     progress: bool = ProgressOpt,
+    baseline: Optional[Path] = BaselineOpt,
+    no_baseline: bool = NoBaselineOpt,
 ) -> None:
     """Write the fixes (safe ones; with --unsafe-fixes also unsafe ones) and list what is left.
 
-    Exit 0 when nothing is left, 1 when findings remain for a person, 2 on errors."""
+    Exit 0 when nothing is left (with a baseline: nothing new), 1 when findings remain for a person, 2 on errors."""
+    from ts2export import gate as g
     from ts2export.output import finding_line, summary_line
     from ts2export.textio import atomic_write_bytes
 
+    try:  # the baseline is read before anything is written
+        known = g.load_baseline(g.Gate.load(paths, config, select, ignore), baseline, not no_baseline)
+    except g.GateError as exc:
+        raise fail(str(exc))
     results = _run_engine(paths, select, ignore, config, jobs, "unsafe" if unsafe_fixes else "safe", progress)
     written = 0
     for r in results:
@@ -379,6 +386,9 @@ def apply(
     _print_errors(results)
     nfixed = sum(len(r.fixed) for r in results)
     typer.echo(f"\nFixed {nfixed} finding{'s' if nfixed != 1 else ''} in {written} file{'s' if written != 1 else ''}. " + summary_line(results))
+    if known is not None:
+        left, note = g.new_left(known, results)
+        typer.echo(note)
     raise typer.Exit(_exit_code(results, pending=bool(left)))
 
 

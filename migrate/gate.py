@@ -160,6 +160,38 @@ def check(gate: Gate, run: Run, diff_base: Optional[str], baseline_file: Optiona
 
 
 # --------------------------------------------------------------------------------------------
+# apply
+
+
+@dataclass
+class Known:
+    """A loaded baseline, with the run it applies to (for ``apply``'s exit code)."""
+
+    gate: Gate
+    path: Path
+    baseline: bl.Baseline
+
+
+def load_baseline(gate: Gate, explicit: Optional[Path], use_config: bool) -> Optional[Known]:
+    path = gate.baseline_path(explicit, use_config)
+    if path is None:
+        return None
+    try:
+        return Known(gate, path, bl.load(path, shown(path)))
+    except bl.BaselineError as exc:
+        raise GateError(str(exc)) from None
+
+
+def new_left(known: Known, results: Sequence) -> tuple[list, str]:
+    """The findings left after ``apply`` that are not in the baseline, and a line saying so."""
+    fps = known.baseline.fingerprints()
+    new = [f for f, e in known.gate.fingerprints(results) if e.fingerprint not in fps]
+    left = sum(len(r.findings) for r in results)
+    return new, (f"Baseline {shown(known.path)}: {left - len(new)} of the findings left are in it, "
+                 f"{len(new)} {'is' if len(new) == 1 else 'are'} new.")
+
+
+# --------------------------------------------------------------------------------------------
 # baseline
 
 
