@@ -37,13 +37,13 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 PathsArg = typer.Argument(None, help="Files or folders to check (default: the current folder).", show_default=False)
 SelectOpt = typer.Option(None, "--select", help="Rule ids or prefixes to run (repeat or comma-separate; default ALL).")
 IgnoreOpt = typer.Option(None, "--ignore", help="Rule ids or prefixes to skip.")
-ConfigOpt = typer.Option(None, "--config", help="pyproject.toml to read [tool.ts2export] from (default: the nearest one).")
+ConfigOpt = typer.Option(None, "--config", help="pyproject.toml to read \\[tool.ts2export] from (default: the nearest one).")
 JobsOpt = typer.Option(0, "--jobs", "-j", help="Parallel worker processes (default: all cores).")
 FormatOpt = typer.Option(Format.text, "--format", help="Report format.")
 OutputOpt = typer.Option(None, "--output", "-o", help="Write the report to this file instead of standard output.")
 ProgressOpt = typer.Option(True, "--progress/--no-progress", help="Progress bar on long runs (terminal only).")
-BaselineOpt = typer.Option(None, "--baseline", metavar="FILE", help="Baseline file: only findings not in it count (default: `baseline` in [tool.ts2export]).")
-NoBaselineOpt = typer.Option(False, "--no-baseline", help="Ignore the baseline set in [tool.ts2export].")
+BaselineOpt = typer.Option(None, "--baseline", metavar="FILE", help="Baseline file: only findings not in it count (default: `baseline` in \\[tool.ts2export]).")
+NoBaselineOpt = typer.Option(False, "--no-baseline", help="Ignore the baseline set in \\[tool.ts2export].")
 UnsafeOpt = typer.Option(False, "--unsafe-fixes", help="Also apply fixes that may change behaviour (see `ts2export explain`).")
 
 
@@ -234,7 +234,7 @@ def check(
     """The CI gate: exit 0 when no TorchScript construct remains (suppressed ones aside),
     1 when some remain, 2 on usage, config or I/O errors and files that cannot be parsed.
 
-    With a baseline (--baseline FILE, or `baseline` in [tool.ts2export]) only findings not in it fail."""
+    With a baseline (--baseline FILE, or `baseline` in \\[tool.ts2export]) only findings not in it fail."""
     from ts2export import gate as g
 
     try:
@@ -252,7 +252,7 @@ def check(
 @app.command("baseline")
 def record_baseline(
     paths: Optional[List[str]] = PathsArg,
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Baseline file (default: `baseline` in [tool.ts2export], else ts2export-baseline.json next to pyproject.toml)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Baseline file (default: `baseline` in \\[tool.ts2export], else ts2export-baseline.json next to pyproject.toml)."),
     select: Optional[List[str]] = SelectOpt,
     ignore: Optional[List[str]] = IgnoreOpt,
     config: Optional[Path] = ConfigOpt,

@@ -40,6 +40,8 @@ class Gate:
     cfg: object  # ts2export.config.Config
     select: list[str]
     ignore: list[str]
+    _selected: Optional[set] = field(default=None, repr=False)
+    _per_file: list = field(default_factory=list, repr=False)
 
     @classmethod
     def load(cls, paths: Optional[Sequence[str]], config: Optional[Path], select=None, ignore=None) -> "Gate":
@@ -65,15 +67,14 @@ class Gate:
         """Whether ``rule_id`` ran on the file ``rel_path`` (selection, per-file ignores)."""
         from ts2export.registry import matches_selector, select_rules
 
-        if rule_id not in {r.id for r in select_rules(tuple(self.select), tuple(self.ignore))}:
-            return False
-        if self.cfg.per_file_ignores:
+        if self._selected is None:
             import pathspec
 
-            for pattern, ids in self.cfg.per_file_ignores.items():
-                if pathspec.GitIgnoreSpec.from_lines([pattern]).match_file(rel_path) and matches_selector(rule_id, ids):
-                    return False
-        return True
+            self._selected = {r.id for r in select_rules(tuple(self.select), tuple(self.ignore))}
+            self._per_file = [(pathspec.GitIgnoreSpec.from_lines([p]), ids) for p, ids in self.cfg.per_file_ignores.items()]
+        if rule_id not in self._selected:
+            return False
+        return not any(spec.match_file(rel_path) and matches_selector(rule_id, ids) for spec, ids in self._per_file)
 
     def scope(self, results: Sequence, paths: Sequence[Path]) -> bl.Scope:
         unchecked = frozenset(bl.relative_path(r.path, self.root) for r in results if r.error)
