@@ -110,7 +110,8 @@ def changed_run(gate: Gate, ref: str, run: Run) -> tuple[list, list[Path], str]:
     except (ChangedError, DiscoveryError) as exc:
         raise GateError(str(exc)) from None
     changed = select(discovered, changes)
-    others = [p for p in discovered if p not in set(changed)]
+    changed_set = set(changed)
+    others = [p for p in discovered if p not in changed_set]
     results = run_changed(changed, others, lambda paths: run(paths))
     scoped = [p for p in changes.files if _under(p, gate.given)] + [Path(r.path) for r in results]
     readers = len(results) - len(changed)
@@ -203,13 +204,14 @@ def record(gate: Gate, results: Sequence, output: Optional[Path]) -> tuple[Path,
         old = bl.load(path, shown(path)) if path.exists() else bl.Baseline()
     except bl.BaselineError as exc:
         raise GateError(f"{exc} (remove it or choose another --output)") from None
-    comparison = bl.compare(gate.fingerprints(results), old, gate.scope(results, gate.given))
+    current = gate.fingerprints(results)
+    comparison = bl.compare(current, old, gate.scope(results, gate.given))
     new = comparison.recorded()
     try:
         bl.write(path, new)
     except bl.BaselineError as exc:
         raise GateError(str(exc)) from None
-    n, kept = len(new.entries), len(comparison.kept)
+    n, kept = len(new.entries), len({e.fingerprint for e in comparison.kept} - {e.fingerprint for _, e in current})
     line = f"Recorded {n} finding{'s' if n != 1 else ''} in {shown(path)}"
     if kept:
         line += f" ({kept} of them outside the paths or rules of this run, kept as they were)"
