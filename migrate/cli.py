@@ -37,11 +37,13 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 PathsArg = typer.Argument(None, help="Files or folders to check (default: the current folder).", show_default=False)
 SelectOpt = typer.Option(None, "--select", help="Rule ids or prefixes to run (repeat or comma-separate; default ALL).")
 IgnoreOpt = typer.Option(None, "--ignore", help="Rule ids or prefixes to skip.")
-ConfigOpt = typer.Option(None, "--config", help="pyproject.toml to read [tool.ts2export] from (default: the nearest one).")
+ConfigOpt = typer.Option(None, "--config", help="pyproject.toml to read \\[tool.ts2export] from (default: the nearest one).")
 JobsOpt = typer.Option(0, "--jobs", "-j", help="Parallel worker processes (default: all cores).")
 FormatOpt = typer.Option(Format.text, "--format", help="Report format.")
 OutputOpt = typer.Option(None, "--output", "-o", help="Write the report to this file instead of standard output.")
 ProgressOpt = typer.Option(True, "--progress/--no-progress", help="Progress bar on long runs (terminal only).")
+BaselineOpt = typer.Option(None, "--baseline", metavar="FILE", help="Baseline file: only findings not in it count (default: `baseline` in \\[tool.ts2export]).")
+NoBaselineOpt = typer.Option(False, "--no-baseline", help="Ignore the baseline set in \\[tool.ts2export].")
 UnsafeOpt = typer.Option(False, "--unsafe-fixes", help="Also apply fixes that may change behaviour (see `ts2export explain`).")
 PlanOpt = typer.Option(False, "--unsafe-fixes", help="Report what `apply --unsafe-fixes` would hold back (default: what `apply` would).")
 ExternalOpt = typer.Option(
@@ -146,12 +148,11 @@ def _emit(text: str, output: Optional[Path]) -> None:
         raise fail(f"{output}: cannot write report: {exc.strerror or exc}")
 
 
-def _report(run, fmt: Format, output: Optional[Path], table: bool) -> None:
+def _report(results, program, fmt: Format, output: Optional[Path], table: bool) -> None:
     from ts2export import output as out
 
-    results = run.results
     if fmt is Format.json:
-        _emit(out.to_json(results, run.program), output)
+        _emit(out.to_json(results, program), output)
     elif fmt is Format.sarif:
         _emit(out.to_sarif(results), output)
     elif fmt is Format.github:
@@ -166,7 +167,7 @@ def _report(run, fmt: Format, output: Optional[Path], table: bool) -> None:
             if table and lines:
                 _rule_table(results)
             if table:
-                sys.stdout.write(out.artifacts_text(run.program))
+                sys.stdout.write(out.artifacts_text(program))
             sys.stdout.write(out.summary_line(results) + "\n")
     _print_errors(results)
 
@@ -235,7 +236,7 @@ def scan(
     Findings whose fix `apply` would hold back (it would break code that stays TorchScript) say why.
     Exit 0 (findings are not a failure here; use `check` to gate), 2 on errors."""
     run = _run_engine(paths, select, ignore, config, jobs, None, progress, _plan(unsafe_fixes), external_readers)
-    _report(run, format, output, table=True)
+    _report(run.results, run.program, format, output, table=True)
     raise typer.Exit(_exit_code(run.results, pending=False))
 
 
@@ -251,13 +252,89 @@ def check(
     progress: bool = ProgressOpt,
     unsafe_fixes: bool = PlanOpt,
     external_readers: Optional[bool] = ExternalOpt,
+    baseline: Optional[Path] = BaselineOpt,
+    no_baseline: bool = NoBaselineOpt,
+    update_baseline: bool = typer.Option(False, "--update-baseline", help="Rewrite the baseline without its gone entries (never adds new findings)."),
+    diff_base: Optional[str] = typer.Option(None, "--diff-base", metavar="REF", help="Check only files changed against this git ref (and readers of artifacts they write)."),
 ) -> None:
     """The CI gate: exit 0 when no TorchScript construct remains (suppressed ones aside),
-    1 when some remain, 2 on usage, config or I/O errors and files that cannot be parsed."""
-    run = _run_engine(paths, select, ignore, config, jobs, None, progress, _plan(unsafe_fixes), external_readers)
-    _report(run, format, output, table=False)
-    results = run.results
-    raise typer.Exit(_exit_code(results, pending=any(r.findings for r in results)))
+    1 when some remain, 2 on usage, config or I/O errors and files that cannot be parsed.
+
+    With a baseline (--baseline FILE, or `baseline` in \\[tool.ts2export]) only findings not in it fail."""
+    from ts2export import gate as g
+
+    try:
+        gate = g.Gate.load(paths, config, select, ignore)
+        run = lambda p: _run_engine(p or paths, select, ignore, config or gate.cfg.source, jobs, None, progress,  # noqa: E731
+                                    _plan(unsafe_fixes), external_readers)
+        outcome = g.check(gate, run, diff_base, gate.baseline_path(baseline, not no_baseline), update_baseline)
+    except g.GateError as exc:
+        raise fail(str(exc))
+    _report(outcome.results, outcome.program, format, output, table=False)
+    for note in outcome.notes:  # baseline and changed-files notes: stdout in text mode, else stderr
+        typer.echo(note, err=format is not Format.text or output is not None)
+    raise typer.Exit(_exit_code(outcome.results, pending=any(r.findings for r in outcome.results)))
+
+
+@app.command("baseline")
+def record_baseline(
+    paths: Optional[List[str]] = PathsArg,
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Baseline file (default: `baseline` in \\[tool.ts2export], else ts2export-baseline.json next to pyproject.toml)."),
+    select: Optional[List[str]] = SelectOpt,
+    ignore: Optional[List[str]] = IgnoreOpt,
+    config: Optional[Path] = ConfigOpt,
+    jobs: int = JobsOpt,
+    progress: bool = ProgressOpt,
+) -> None:
+    """Record today's findings in a baseline file, so that `check --baseline` fails only on new ones.
+
+    Entries of files outside PATH (or of rules not selected) are kept. Exit 0, 2 on errors."""
+    from ts2export import gate as g
+
+    try:
+        gate = g.Gate.load(paths, config, select, ignore)
+        results = _run_engine(paths, select, ignore, config, jobs, None, progress).results
+        _, line = g.record(gate, results, output)
+    except g.GateError as exc:
+        raise fail(str(exc))
+    _print_errors(results)
+    typer.echo(line)
+    raise typer.Exit(_exit_code(results, pending=False))
+
+
+class ReportFormat(str, Enum):
+    html = "html"
+    markdown = "markdown"
+
+
+@app.command()
+def report(
+    paths: Optional[List[str]] = PathsArg,
+    output: Optional[Path] = OutputOpt,
+    format: ReportFormat = typer.Option(ReportFormat.html, "--format", help="html (one self-contained page) or markdown (a pull-request comment)."),
+    baseline: Optional[Path] = BaselineOpt,
+    no_baseline: bool = NoBaselineOpt,
+    select: Optional[List[str]] = SelectOpt,
+    ignore: Optional[List[str]] = IgnoreOpt,
+    config: Optional[Path] = ConfigOpt,
+    jobs: int = JobsOpt,
+    progress: bool = ProgressOpt,
+) -> None:
+    """Migration report: what is left per rule and folder, fixable vs held back, progress against the baseline.
+
+    Writes nothing but the report. Exit 0, 2 on errors."""
+    from ts2export import gate as g
+    from ts2export.report import to_html, to_markdown
+
+    try:
+        gate = g.Gate.load(paths, config, select, ignore)
+        results = _run_engine(paths, select, ignore, config, jobs, None, progress).results
+        data = g.report_data(gate, results, gate.baseline_path(baseline, not no_baseline))
+    except g.GateError as exc:
+        raise fail(str(exc))
+    _emit(to_html(data) if format is ReportFormat.html else to_markdown(data), output)
+    _print_errors(results)
+    raise typer.Exit(_exit_code(results, pending=False))
 
 
 @app.command()
@@ -306,15 +383,22 @@ def apply(
     jobs: int = JobsOpt,
     progress: bool = ProgressOpt,
     external_readers: Optional[bool] = ExternalOpt,
+    baseline: Optional[Path] = BaselineOpt,
+    no_baseline: bool = NoBaselineOpt,
 ) -> None:
     """Write the fixes (safe ones; with --unsafe-fixes also unsafe ones) and list what is left.
 
     A fix that would break code that stays TorchScript (a unit that cannot migrate whole) is held
-    back and listed with the reason. Exit 0 when nothing is left, 1 when findings remain for a
-    person, 2 on errors."""
+    back and listed with the reason. Exit 0 when nothing is left (with a baseline: nothing new), 1
+    when findings remain for a person, 2 on errors."""
+    from ts2export import gate as g
     from ts2export.output import finding_line, summary_line
     from ts2export.textio import atomic_write_bytes
 
+    try:  # the baseline is read before anything is written
+        known = g.load_baseline(g.Gate.load(paths, config, select, ignore), baseline, not no_baseline)
+    except g.GateError as exc:
+        raise fail(str(exc))
     results = _run_engine(paths, select, ignore, config, jobs, _plan(unsafe_fixes), progress, external=external_readers).results
     written = 0
     for r in results:
@@ -335,6 +419,9 @@ def apply(
     _print_errors(results)
     nfixed = sum(len(r.fixed) for r in results)
     typer.echo(f"\nFixed {nfixed} finding{'s' if nfixed != 1 else ''} in {written} file{'s' if written != 1 else ''}. " + summary_line(results))
+    if known is not None:
+        left, note = g.new_left(known, results)
+        typer.echo(note)
     raise typer.Exit(_exit_code(results, pending=bool(left)))
 
 

@@ -16,7 +16,7 @@ class ConfigError(Exception):
     """A user's configuration is wrong: one clear line, exit 2."""
 
 
-_KEYS = {"select", "ignore", "exclude", "per-file-ignores", "inputs", "external-readers"}
+_KEYS = {"select", "ignore", "exclude", "per-file-ignores", "inputs", "external-readers", "baseline"}
 
 
 @dataclass
@@ -31,6 +31,8 @@ class Config:
     inputs: dict[str, str] = field(default_factory=dict)
     # Rewrite readers of artifacts that no checked file writes (after converting those artifacts).
     external_readers: bool = False
+    # The baseline file `check` and `report` use by default (resolved against the pyproject's folder).
+    baseline: Path | None = None
 
 
 def _str_list(value: object, key: str, source: Path) -> list[str]:
@@ -99,4 +101,8 @@ def load_config(start: Path, explicit: Path | None = None) -> Config:
     if not isinstance(external, bool):
         raise ConfigError(f"{path}: [tool.ts2export] external-readers must be true or false")
     cfg.external_readers = external
+    if "baseline" in table:
+        if not isinstance(table["baseline"], str) or not table["baseline"].strip():
+            raise ConfigError(f"{path}: [tool.ts2export] baseline must be a file name (e.g. \"ts2export-baseline.json\")")
+        cfg.baseline = cfg.root / table["baseline"]
     return cfg

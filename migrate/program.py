@@ -1182,6 +1182,15 @@ class Program:
         return kinds.pop() if len(kinds) == 1 else "unknown"
 
     # -- reporting ---------------------------------------------------------------------------
+    def unit_files(self, paths: set[str]) -> set[str]:
+        """Files of the readers whose unit has its writer (or its entry point) in ``paths``: what a
+        change of those files can break elsewhere."""
+        out: set[str] = set()
+        for unit in self.units:
+            if any(s.kind != READER and s.file.path in paths for s in unit.sites):
+                out |= {s.file.path for s in unit.sites if s.kind == READER}
+        return out - paths
+
     def artifacts(self) -> list[tuple[str, list[Site]]]:
         """Each artifact path pattern with the writers and readers linked through it."""
         groups: dict[str, list[Site]] = {}

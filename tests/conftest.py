@@ -1,3 +1,5 @@
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -19,3 +21,34 @@ def run_cli(monkeypatch):
         return result.exit_code, result.stdout, result.stderr
 
     return _run
+
+
+# Files a test leaves for people to look at (e.g. the report's screenshot); CI keeps the folder.
+ARTIFACTS = Path(os.environ.get("TS2EXPORT_TEST_ARTIFACTS", ROOT / "test-artifacts"))
+
+
+@pytest.fixture
+def artifact_dir(request) -> Path:
+    """A folder under ``ARTIFACTS`` for this test, emptied first; its path is printed after the run."""
+    import re
+    import shutil
+
+    folder = ARTIFACTS / re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name)
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    return folder
+
+
+def pytest_sessionstart(session):
+    session.config._ts2export_started = time.time()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    started = getattr(config, "_ts2export_started", None)
+    if started is None or not ARTIFACTS.is_dir():
+        return
+    fresh = sorted(p for p in ARTIFACTS.rglob("*") if p.is_file() and p.stat().st_mtime >= started)
+    if fresh:
+        terminalreporter.write_line(f"test artifacts ({len(fresh)} files) in {ARTIFACTS}:")
+        for p in fresh:
+            terminalreporter.write_line(f"  {p.relative_to(ARTIFACTS)}")
