@@ -60,6 +60,8 @@ PASS_THROUGH = {"torch.jit.freeze", "torch.jit.optimize_for_inference",
 # Methods of a module that return the module itself.
 SELF_METHODS = {"eval", "train", "to", "cpu", "cuda", "half", "float", "double", "bfloat16", "requires_grad_",
                 "share_memory"}
+RECURRENT = {"torch.nn.GRU", "torch.nn.LSTM", "torch.nn.RNN", "torch.nn.modules.rnn.GRU", "torch.nn.modules.rnn.LSTM",
+             "torch.nn.modules.rnn.RNN"}
 SAVE_METHODS = {"save": "save", "_save_for_lite_interpreter": "lite-save", "_save_to_buffer_for_lite_interpreter": "lite-save"}
 
 # Site kinds
@@ -305,6 +307,8 @@ class Program:
                 out.append(("def", hit[0], hit[1]) if hit is not None else (f, node))
             for value in binding.values:
                 out.extend(self.values(f, value, depth + 1, seen, env) if value is not None else [_UNKNOWN])
+            for iterable, index in binding.loops:
+                out.extend(self._iterated(f, iterable, index, depth + 1, seen, env))
             if binding.param_of is not None:
                 out.extend(self._param_values(f, binding.param_of, node.id, depth, seen))
             return out
@@ -322,6 +326,30 @@ class Program:
         if isinstance(node, ast.BoolOp):
             return [v for value in node.values for v in self.values(f, value, depth + 1, seen, env)]
         return [(f, node)]
+
+    def _iterated(self, f: PyFile, iterable: ast.AST, index: int | None, depth: int, seen: frozenset, env) -> list:
+        """Values a loop variable takes: the elements of a literal list, tuple or set (through names
+        and parameters), or the ``index``-th item of each when the loop unpacks tuples."""
+        out: list = []
+        for alt in self.values(f, iterable, depth + 1, seen, env):
+            if alt is _UNKNOWN or alt[0] in ("def", "annotated"):
+                out.append(_UNKNOWN)
+                continue
+            vf, expr = alt
+            if not isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
+                out.append(_UNKNOWN)
+                continue
+            for elt in expr.elts:
+                if index is not None:
+                    if not isinstance(elt, (ast.Tuple, ast.List)) or len(elt.elts) <= index:
+                        out.append(_UNKNOWN)
+                        continue
+                    elt = elt.elts[index]
+                if isinstance(elt, ast.Starred):
+                    out.append(_UNKNOWN)
+                    continue
+                out.extend(self.values(vf, elt, depth + 1, seen, env))
+        return out
 
     def _constant(self, f: PyFile, node: ast.AST, env: "Env | None", depth: int = 0):
         """The value of a constant expression (through names bound once and the call's
@@ -392,7 +420,9 @@ class Program:
     def calls_of(self, path: str, qualname: str) -> list[tuple[PyFile, ast.Call]]:
         """Call sites in the run of the function (or class: its constructor) ``qualname`` of ``path``.
         Only files whose text names it are parsed for this."""
-        name = qualname.rsplit(".", 1)[-1].encode()
+        # a file that calls it names it (or, for a method, names its class: the instance is made
+        # there, or the call is `self.method()` inside the class)
+        name = qualname.split(".", 1)[0].encode()
         out = []
         for p, data in self.sources.items():
             if name not in data:
@@ -427,7 +457,43 @@ class Program:
                     if method is not None:
                         return f.path, method.qualname
         found = self.def_of(f, func)
+        if found is None and isinstance(func, ast.Name):
+            # calling an instance: `server(x)` runs `Server.__call__` (`forward` for a module)
+            cls = self._assigned_class(f, func)
+            if cls is not None:
+                for method in ("__call__", "forward"):
+                    d = cls[0].def_by_qualname.get(f"{cls[1].qualname}.{method}")
+                    if d is not None:
+                        return cls[0].path, d.qualname
+            return None
+        if found is None and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            # a method of an instance of a class of the run: `predictor = Predictor(d); predictor.predict(x)`
+            # (the receiver followed through assignments only: the call index must not need itself)
+            cls = self._assigned_class(f, func.value)
+            if cls is not None:
+                method = cls[0].def_by_qualname.get(f"{cls[1].qualname}.{func.attr}")
+                if method is not None:
+                    return cls[0].path, method.qualname
+            return None
         return (found[0].path, found[1].qualname) if found else None
+
+    def _assigned_class(self, f: PyFile, name: ast.Name, depth: int = 0) -> tuple[PyFile, Def] | None:
+        """The class of the run whose instance a name is bound to by its assignments, if one."""
+        found = f.scope_at(name).lookup(name.id)
+        if found is None or depth > 4:
+            return None
+        _, binding = found
+        if binding.param_of is not None or binding.imports or binding.defs or len(binding.values) != 1:
+            return None
+        value = binding.values[0]
+        while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in SELF_METHODS:
+            value = value.func.value
+        if isinstance(value, ast.Name):
+            return self._assigned_class(f, value, depth + 1)
+        if not isinstance(value, ast.Call):
+            return None
+        target = self.def_of(f, value.func)
+        return target if target is not None and target[1].kind == "class" else None
 
     def _param_values(self, f: PyFile, owner: str, name: str, depth: int, seen: frozenset = frozenset()) -> list:
         d = f.def_by_qualname.get(owner)
@@ -1070,6 +1136,9 @@ class Program:
     # -- what rules may ask --------------------------------------------------------------------
     def views(self) -> dict[str, ProgramView]:
         """Per file, what its names are in the run (see :class:`ts2export.rule.ProgramView`)."""
+        from ts2export.inputs import InputFinder
+
+        finder = InputFinder(self)
         out: dict[str, ProgramView] = {}
         for path, f in list(self.files.items()):
             if b"jit" not in f.source:
@@ -1091,14 +1160,37 @@ class Program:
                 kinds[name] = kind
                 if df is f:
                     kinds.setdefault(d.qualname, kind)
-            objects = {}
+            objects, inputs, recurrent = {}, {}, {}
             for site in self._sites_by_file().get(path, ()):
                 if site.kind in (ENTRY_SCRIPT, ENTRY_TRACE):
                     arg = _first_arg(site.node, "obj", "func", "mod")
                     if arg is not None:
                         objects[object_key(site.scope, f.segment(arg))] = self.object_kind(f, arg) or "unknown"
-            out[path] = ProgramView(kinds, objects)
+                    evidence = finder.evidence(site)
+                    if evidence is not None:
+                        inputs[object_key(site.scope, f.segment(site.node))] = evidence
+                    layers = self.recurrent_layers(site)
+                    if layers:
+                        recurrent[object_key(site.scope, f.segment(site.node))] = layers
+            out[path] = ProgramView(kinds, objects, inputs, recurrent)
         return out
+
+    def recurrent_layers(self, site: Site) -> tuple[str, ...]:
+        """The recurrent layers (nn.GRU/LSTM/RNN) built in the code an entry point reaches: export
+        fixes their sequence length."""
+        defs, _ = self.reach(site)
+        found: set[str] = set()
+        for path, qualname in defs:
+            f = self.file(path)
+            d = f.def_by_qualname.get(qualname) if f is not None else None
+            if d is None:
+                continue
+            for node in ast.walk(d.node):
+                if isinstance(node, ast.Call):
+                    name = self.qualified(f, node.func) or ""
+                    if name in RECURRENT:
+                        found.add(name.rsplit(".", 1)[-1])
+        return tuple(sorted(found))
 
     def object_kind(self, f: PyFile, node: ast.AST, seen: frozenset = frozenset()) -> str:
         """Whether what ``node`` evaluates to is a module instance, a function, a class, or

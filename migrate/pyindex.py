@@ -45,11 +45,12 @@ class Binding:
     imports: list[str] = field(default_factory=list)  # dotted targets of imports binding the name
     defs: list[str] = field(default_factory=list)  # qualnames of definitions binding the name
     param_of: str | None = None  # qualname of the function whose parameter it is
+    loops: list[tuple] = field(default_factory=list)  # (iterable, index in a tuple target or None) of `for` loops binding it
 
     @property
     def single_value(self) -> ast.AST | None:
         """The value when the name is bound exactly once, by a plain assignment."""
-        if len(self.values) == 1 and not self.imports and not self.defs and self.param_of is None:
+        if len(self.values) == 1 and not self.imports and not self.defs and self.param_of is None and not self.loops:
             return self.values[0]
         return None
 
@@ -248,7 +249,14 @@ class PyFile:
         elif isinstance(node, ast.NamedExpr):
             self._bind_target(node.target, scope, node.value)
         elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-            self._bind_target(node.target, scope, None)
+            target = node.target
+            if isinstance(target, ast.Name):
+                scope.bind(target.id).loops.append((node.iter, None))
+            elif isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts):
+                for i, elt in enumerate(target.elts):  # `for a, b in ((1, 2), (3, 4))`
+                    scope.bind(elt.id).loops.append((node.iter, i))
+            else:
+                self._bind_target(target, scope, None)
         elif isinstance(node, ast.withitem) and node.optional_vars is not None:
             self._bind_target(node.optional_vars, scope, None)
         elif isinstance(node, ast.ExceptHandler) and node.name:

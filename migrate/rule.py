@@ -160,9 +160,25 @@ class ProgramView:
     #: across files (parameters through their call sites): ``"module"``, ``"function"``,
     #: ``"class"`` (a class itself) or ``"unknown"``. Keyed by :func:`object_key`.
     objects: Mapping[str, str] = field(default_factory=dict)
+    #: What the calls that feed each ``torch.jit.script``/``trace`` call of the file show about its
+    #: inputs (the artifact loaded back and called, in this file or another; the scripted object
+    #: called later; the model class called in the tests), keyed by :func:`object_key` of the
+    #: call: ``{"example": code or None, "sizes": per input, per dim the sizes seen (None:
+    #: unknown), "where": ["path:line", ...]}``.
+    inputs: Mapping[str, dict] = field(default_factory=dict)
+    #: The recurrent layers (``"GRU"``, ``"LSTM"``, ``"RNN"``) in the code each script/trace call
+    #: of the file compiles or traces, across files; keyed by :func:`object_key` of the call.
+    recurrent: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def kind_of(self, name: str | None) -> str | None:
         return self.kinds.get(name) if name else None
+
+    def recurrent_in(self, scope: str, code: str) -> tuple[str, ...]:
+        return tuple(self.recurrent.get(object_key(scope, code), ()))
+
+    def inputs_of(self, scope: str, code: str) -> dict | None:
+        """``inputs`` of the call ``code`` in definition ``scope`` (None when nothing shows them)."""
+        return self.inputs.get(object_key(scope, code))
 
     def object_kind(self, scope: str, code: str) -> str:
         """``objects`` for the argument ``code`` of a call in definition ``scope`` ("unknown" when

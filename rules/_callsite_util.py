@@ -401,28 +401,57 @@ def is_tensor_expr(rule: Rule, expr: cst.BaseExpression, depth: int = 0) -> bool
 
 
 def dims_spec(rule: Rule, expr: cst.BaseExpression, dim: str, ref: str | None,
-              bounded: bool = False) -> tuple[str | None, str | None]:
-    """Code of the dynamic-shapes entry for one example tensor (``ref``: code naming it), or why none.
+              bounded: bool = False, seen: list | None = None) -> tuple[str | None, str | None, list[int]]:
+    """Code of the dynamic-shapes entry for one example tensor (``ref``: code naming it), or why none,
+    and the dims along which the example must be doubled.
 
     ``bounded``: the program is lowered to ExecuTorch, which plans memory for the largest shape and
-    rejects larger inputs at run time, so each dim gets ``Dim.AUTO(max=...)``."""
+    rejects larger inputs at run time, so each dim gets ``Dim.AUTO(max=...)``. ``seen``: per dim,
+    the sizes the program calls the model with (the program model's evidence): a dim seen at
+    several sizes is exported ``Dim.DYNAMIC``; a dim of size 1 in the example that the program
+    calls at other sizes is doubled (torch.export specializes sizes 0 and 1: the supported way to
+    keep such a dim dynamic is an example of size >= 2)."""
     shape = tensor_shape(rule, expr)
     if shape is not None:
         rank, sizes = shape
-        if sizes and sizes[0] in (0, 1):
-            return None, (
-                f"the example `{code(expr)}` has size {sizes[0]} in dimension 0: torch.export specializes dims of "
-                "size 0/1, so the exported program would reject the other batch sizes that the TorchScript "
-                "artifact accepted; use an example of size >= 2 there and run apply again"
-            )
+        if seen is not None and len(seen) != rank:
+            seen = None  # the evidence is about something else
+        varying = {i for i, s in enumerate(seen or []) if s is not None and len(s) > 1}
+        grow: list[int] = []
+        for i, size in enumerate(sizes):
+            if size not in (0, 1):
+                continue
+            others = sorted(x for x in ((seen or [])[i] or []) if x != size) if seen else []
+            if size == 1 and others:
+                grow.append(i)
+                varying.add(i)
+            elif i == 0:
+                return None, (
+                    f"the example `{code(expr)}` has size {size} in dimension 0: torch.export specializes dims of "
+                    "size 0/1, so the exported program would reject the other batch sizes that the TorchScript "
+                    "artifact accepted, and nothing in the checked files shows the sizes it is called with; use an "
+                    "example of size >= 2 there (or call the artifact at the sizes you serve) and run apply again"), []
         if rank == 0:
-            return "{}", None
-        return "{" + ", ".join(f"{i}: {auto(dim, bounded, s)}" for i, s in enumerate(sizes)) + "}", None
+            return "{}", None, []
+        entries = []
+        for i, s in enumerate(sizes):
+            if i in varying and not bounded:
+                entries.append(f"{i}: {dim}.DYNAMIC")
+            else:
+                entries.append(f"{i}: {auto(dim, bounded, 2 * s if i in grow and s else s)}")
+        return "{" + ", ".join(entries) + "}", None, grow
     if ref is not None:
         if bounded:  # the bound must hold the example's own size
-            return f"{{i: {dim}.AUTO(max=max({DEFAULT_MAX}, 8 * {ref}.shape[i])) for i in range({ref}.dim())}}", None
-        return f"{{i: {dim}.AUTO for i in range({ref}.dim())}}", None
-    return None, f"cannot tell the rank of the example `{code(expr)}`; bind it to a variable first"
+            return f"{{i: {dim}.AUTO(max=max({DEFAULT_MAX}, 8 * {ref}.shape[i])) for i in range({ref}.dim())}}", None, []
+        return f"{{i: {dim}.AUTO for i in range({ref}.dim())}}", None, []
+    return None, f"cannot tell the rank of the example `{code(expr)}`; bind it to a variable first", []
+
+
+def doubled(source: str, dims: list[int]) -> str:
+    """Code of an example tensor doubled along ``dims`` (two copies: same values, size >= 2)."""
+    for d in dims:
+        source = f"torch.cat([{source}] * 2{'' if d == 0 else f', dim={d}'})"
+    return source
 
 
 #: Upper bound of a dynamic dim lowered to ExecuTorch when the example's size is unknown.
@@ -453,11 +482,14 @@ class ExportArgs:
     args: str  # code of the positional example tuple
     kwargs: str | None
     shapes: str  # code of dynamic_shapes
+    comment: str | None = None  # why the generated code looks as it does (a doubled example, say)
 
 
 def export_args(rule: Rule, example: cst.BaseExpression | None, kw: cst.BaseExpression | None,
-                dim: str, bounded: bool = False) -> tuple[ExportArgs | None, str | None]:
-    """Arguments of ``torch.export.export`` from a trace's example inputs, with Dim.AUTO per dim."""
+                dim: str, bounded: bool = False, evidence: dict | None = None) -> tuple[ExportArgs | None, str | None]:
+    """Arguments of ``torch.export.export`` from example inputs, with a dynamic-shapes entry per
+    dim (``evidence``: what the program model found about the sizes the model is called with)."""
+    seen_all = (evidence or {}).get("sizes") or []
     if example is None and kw is None:
         return None, "no example inputs"
     if example is not None and kw is not None:
@@ -469,7 +501,7 @@ def export_args(rule: Rule, example: cst.BaseExpression | None, kw: cst.BaseExpr
             entries = []
             for e in kw.elements:
                 ref = e.value.value if isinstance(e.value, cst.Name) else None
-                spec, why = dims_spec(rule, e.value, dim, ref, bounded)
+                spec, why, _ = dims_spec(rule, e.value, dim, ref, bounded)
                 if spec is None:
                     return None, why
                 entries.append(f"{code(e.key)}: {spec}")
@@ -488,7 +520,8 @@ def export_args(rule: Rule, example: cst.BaseExpression | None, kw: cst.BaseExpr
     if tensor:
         srcs = [example]
         refs = [example.value if isinstance(example, cst.Name) else None]
-        args_code = f"({code(example)},)"
+        codes = [code(example)]
+        packed = None
     else:
         literal = example if isinstance(example, (cst.Tuple, cst.List)) else assigned_value(rule, example)
         if not isinstance(literal, (cst.Tuple, cst.List)) or any(type(e) is not cst.Element for e in literal.elements):
@@ -496,17 +529,37 @@ def export_args(rule: Rule, example: cst.BaseExpression | None, kw: cst.BaseExpr
         srcs = [e.value for e in literal.elements]
         if isinstance(example, cst.Name):
             refs = [f"{example.value}[{i}]" for i in range(len(srcs))]
-            args_code = f"tuple({example.value})" if isinstance(literal, cst.List) else example.value
+            codes = list(refs)
+            packed = f"tuple({example.value})" if isinstance(literal, cst.List) else example.value
         else:
             refs = [s.value if isinstance(s, cst.Name) else None for s in srcs]
-            args_code = "(" + ", ".join(code(s) for s in srcs) + ("," if len(srcs) == 1 else "") + ")"
-    shapes = []
-    for src, ref in zip(srcs, refs):
-        spec, why = dims_spec(rule, src, dim, ref, bounded)
+            codes = [code(s) for s in srcs]
+            packed = None
+    shapes, grown = [], []
+    for i, (src, ref) in enumerate(zip(srcs, refs)):
+        seen = seen_all[i] if i < len(seen_all) and len(seen_all) == len(srcs) else None
+        spec, why, grow = dims_spec(rule, src, dim, ref, bounded, seen)
         if spec is None:
             return None, why
         shapes.append(spec)
-    return ExportArgs(args_code, None, "(" + ", ".join(shapes) + ("," if len(shapes) == 1 else "") + ")"), None
+        if grow:
+            codes[i] = doubled(codes[i], grow)
+            grown.append((i, grow, seen))
+    if grown or packed is None:
+        args_code = "(" + ", ".join(codes) + ("," if len(codes) == 1 else "") + ")"
+    else:
+        args_code = packed
+    comment = None
+    if grown:
+        where = ", ".join((evidence or {}).get("where", [])[:3])
+        parts = []
+        for i, grow, seen in grown:
+            for d in grow:
+                sizes = ", ".join(str(x) for x in (seen[d] or []))
+                parts.append((f"input {i} " if len(srcs) > 1 else "") + f"dim {d}: sizes {sizes}")
+        comment = (f"# ts2export: example doubled where it has size 1, which export would fix, while the model is "
+                   f"called at other sizes ({'; '.join(parts)}; {where})")
+    return ExportArgs(args_code, None, "(" + ", ".join(shapes) + ("," if len(shapes) == 1 else "") + ")", comment), None
 
 
 # ------------------------------------------------------------------------------------------------
@@ -954,6 +1007,10 @@ def _model_problem(rule: Rule, model: cst.BaseExpression, verb: str, functions: 
         return (f"`{code(model)}` is a function: torch.export.export wants an nn.Module; wrap it "
                 f"(`class {code(model).title().replace('_', '')}(torch.nn.Module): def forward(self, *a): return {code(model)}(*a)`) and {verb} the module")
     layers = recurrent_layers(rule, model_class(rule, model))
+    call = rule.parent(rule.parent(model))
+    if not layers and isinstance(call, cst.Call):
+        defs = rule.enclosing_defs(call)
+        layers = list(rule.context.program.recurrent_in(defs[0] if defs else "", code(call)))
     if layers:
         return (f"`{code(model)}` holds {', '.join('nn.' + x for x in sorted(set(layers)))}: torch.export specializes the sequence length "
                 f"of recurrent layers (verified with torch 2.13: `Guard failed: x.size()[1] == 5`), while the "
@@ -972,13 +1029,16 @@ def plan_trace(rule: Rule, call: cst.Call) -> Plan:
     if problem:
         return Plan(problem=problem)
     dim, imports = dim_name(rule, call)
-    ex, why = export_args(rule, example, kw, dim, lowered(rule, call))
+    ex, why = export_args(rule, example, kw, dim, lowered(rule, call), evidence_of(rule, call))
     if ex is None:
         return Plan(problem=why)
     if is_function(rule, model):
         plan = _plan_function(rule, call, model, ex)
     else:
         plan = plan_uses(rule, call, lambda ep: _export_code(code(model), ex), "traced module")
+        if not plan.problem and ex.comment:
+            explain(rule, plan, value_expr(rule, call), ex.comment)
+            plan.notes.append("example doubled where it has size 1: the program calls the model at other sizes")
     if plan.problem:
         return plan
     plan.imports = [Import("torch"), *imports]
@@ -1150,6 +1210,37 @@ def _trace_example(rule: Rule, call: cst.Call, model: cst.BaseExpression, line: 
     return None
 
 
+def evidence_of(rule: Rule, call: cst.Call) -> dict | None:
+    """What the program model found about the inputs of the module this call makes (see
+    :class:`ts2export.rule.ProgramView`)."""
+    defs = rule.enclosing_defs(call)
+    return rule.context.program.inputs_of(defs[0] if defs else "", code(call))
+
+
+def explain(rule: Rule, plan: Plan, value: cst.BaseExpression, comment: str) -> None:
+    """Put ``comment`` on its own line above the statement whose ``value`` the plan rewrites."""
+    first = next((e for e in plan.edits if e.node is value), None)
+    line = rule.parent(value)
+    while line is not None and not isinstance(line, cst.SimpleStatementLine):
+        line = rule.parent(line)
+    if first is None or line is None:
+        return
+    inside: set[int] = set()
+
+    class _V(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            inside.add(id(node))
+            return True
+
+    line.visit(_V())
+    if any(id(e.node) in inside for e in plan.edits if e is not first):
+        return  # another edit in the same statement: keep the edits apart
+    note = cst.EmptyLine(indent=True, whitespace=cst.SimpleWhitespace(""), comment=cst.Comment(comment))
+    new_line = line.deep_replace(value, first.replacement)
+    new_line = new_line.with_changes(leading_lines=[*line.leading_lines, note])
+    plan.edits[plan.edits.index(first)] = Edit(line, new_line)
+
+
 def _named_example(rule: Rule, call: cst.Call, line: int) -> cst.Name | None:
     scope = rule.get_metadata(ScopeProvider, call, None)
     if scope is None:
@@ -1175,19 +1266,29 @@ def plan_script(rule: Rule, call: cst.Call) -> Plan:
     if problem:
         return Plan(problem=problem)
     example, source = script_inputs(rule, call, model)
+    evidence = evidence_of(rule, call)
+    if example is None and evidence is not None and evidence.get("example"):
+        example = cst.parse_expression(evidence["example"])
+        source = f"calls of the module at {', '.join(evidence['where'][:3])} (shapes and dtypes; ones and zeros)"
     target = rule.parent(value_expr(rule, call))
     name = code(target.targets[0].target) if isinstance(target, cst.Assign) and len(target.targets) == 1 else code(model)
     if example is None:
-        return Plan(problem=(source + "; " if source else "") + (
+        seen = ""
+        if evidence is not None:
+            seen = (f"the calls at {', '.join(evidence['where'][:3])} pass tensors whose shapes or dtypes are not "
+                    "visible; ")
+        return Plan(problem=(source + "; " if source else "") + seen + (
             f"`torch.jit.script({code(model)})` needs example inputs to export and nothing here shows them: add "
             f"`# ts2export: inputs=(torch.ones(2, 8),)` (your shapes; ones/zeros leave the random number generator alone) "
             f"on this line, or `\"{_relative_path(rule)}::{name}\" = \"(torch.ones(2, 8),)\"` under "
             "[tool.ts2export.inputs] in pyproject.toml"))
     dim, imports = dim_name(rule, call)
-    ex, why = export_args(rule, example, None, dim, lowered(rule, call))
+    ex, why = export_args(rule, example, None, dim, lowered(rule, call), evidence)
     if ex is None:
         return Plan(problem=f"example inputs from the {source}: {why}")
     plan = plan_uses(rule, call, lambda ep: _export_code(code(model), ex), "scripted module")
+    if not plan.problem and ex.comment:
+        explain(rule, plan, value_expr(rule, call), ex.comment)
     if plan.problem:
         return plan
     entry = exported_methods(rule, model_class(rule, model))

@@ -202,3 +202,76 @@ def test_a_call_site_wrapped_by_freeze_migrates_only_with_it():
     assert "migrates together with `torch.jit.freeze(torch.jit.script(model))` at m.py:5, which stays TorchScript" in alone.findings[0].held
     [both] = analyze([task], Options(select=("TSX302", "TSX601"), fix="unsafe"), jobs=1).results
     assert "frozen = torch.export.export(model, (torch.ones(2, 3),)" in both.new.decode()
+
+
+def _evidence(files: dict[str, str]) -> dict:
+    program = _program(files)
+    return {k: v for view in program.views().values() for k, v in view.inputs.items()}
+
+
+def test_inputs_come_from_the_calls_of_the_loaded_artifact_in_another_file():
+    evidence = _evidence({
+        "publish.py": """
+            import torch
+            from model import Net
+
+            def publish(path):
+                torch.jit.script(Net()).save(path)
+            """,
+        "model.py": "import torch\n\nclass Net(torch.nn.Module):\n    pass\n",
+        "serve.py": """
+            import torch
+
+            class Server:
+                def __init__(self, path):
+                    self.model = torch.jit.load(path)
+
+                def __call__(self, ids):
+                    return self.model(ids)
+
+            def main():
+                server = Server("net.pt")
+                for length in (4, 9):
+                    server(torch.randint(0, 50, (3, length)))
+            """,
+        "main.py": "from publish import publish\npublish('net.pt')\n",
+    })
+    [found] = evidence.values()
+    assert found["example"] == "(torch.zeros(3, 4, dtype=torch.int64),)"
+    assert found["sizes"] == [[[3], [4, 9]]] and found["where"] == ["serve.py:9"]
+
+
+def test_inputs_from_the_tests_calls_of_the_model_class():
+    evidence = _evidence({
+        "model.py": "import torch\n\nclass Net(torch.nn.Module):\n    pass\n",
+        "export.py": "import torch\nfrom model import Net\n\nscripted = torch.jit.script(Net())\n",
+        "tests/test_model.py": """
+            import torch
+            from model import Net
+
+            def test_shapes():
+                model = Net()
+                model(torch.rand(2, 1, 16, 16).half())
+                Net()(torch.rand(5, 1, 16, 8).half())
+            """,
+    })
+    [found] = evidence.values()
+    assert found["example"] == "(torch.ones(2, 1, 16, 8, dtype=torch.float16),)"
+    assert found["sizes"] == [[[2, 5], [1], [16], [8, 16]]]
+
+
+def test_loop_variables_over_literals_give_sizes():
+    evidence = _evidence({
+        "main.py": """
+            import torch
+
+            def run(model: torch.nn.Module):
+                traced = torch.jit.trace(model, (torch.rand(2, 8), torch.rand(3, 8)))
+                for nq, nk in ((2, 3), (5, 3), (2, 11)):
+                    traced(torch.rand(nq, 8), torch.rand(nk, 8))
+                batches = [torch.rand(4, 8), torch.rand(6, 8)]
+                return [traced(b, b) for b in batches]
+            """,
+    })
+    [found] = evidence.values()
+    assert found["sizes"] == [[[2, 4, 5, 6], [8]], [[3, 4, 6, 11], [8]]]

@@ -22,6 +22,6 @@ def deploy():
     torch.manual_seed(0)
     model = Classifier().eval()
     example = torch.randn(2, 3, 16, 16)
-    traced = torch.export.export(model, (example,), dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO, 2: Dim.AUTO, 3: Dim.AUTO},))
+    traced = torch.export.export(model, (example,), dynamic_shapes=({0: Dim.DYNAMIC, 1: Dim.AUTO, 2: Dim.DYNAMIC, 3: Dim.DYNAMIC},))
     meta = {"labels.json": json.dumps(["a", "b", "c", "d", "e"])}
     torch.export.save(traced, ARTIFACT, extra_files=meta)

@@ -20,7 +20,7 @@ def export_model(path):
     torch.manual_seed(0)
     model = Denoiser().eval()
     # ts2export: inputs=(torch.randn(4, 12),)
-    scripted = torch.export.export(model, (torch.randn(4, 12),), dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO},))
+    scripted = torch.export.export(model, (torch.randn(4, 12),), dynamic_shapes=({0: Dim.DYNAMIC, 1: Dim.AUTO},))
     torch.export.save(scripted, path)
 
 

@@ -21,7 +21,7 @@ def build_and_save(path):
     torch.manual_seed(0)
     model = Net().eval()
     example = torch.randn(4, 10)
-    traced = torch.export.export(model, (example,), dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO},))
+    traced = torch.export.export(model, (example,), dynamic_shapes=({0: Dim.DYNAMIC, 1: Dim.AUTO},))
     torch.export.save(traced, path)
 
 

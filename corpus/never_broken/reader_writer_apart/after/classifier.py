@@ -1,4 +1,5 @@
-"""The digit classifier and its feature head, built from a config like the training code does."""
+"""The digit classifier, its feature head, and a sequence encoder, built from a config like the
+training code does."""
 import torch
 from torch import nn
 
@@ -14,6 +15,15 @@ class Classifier(nn.Module):
 
     def forward(self, images: torch.Tensor) -> torch.Tensor:
         return self.head(self.features(images))
+
+
+class StrokeEncoder(nn.Module):
+    def __init__(self, dim: int = 8):
+        super().__init__()
+        self.rnn = nn.GRU(dim, dim, batch_first=True)
+
+    def forward(self, strokes: torch.Tensor) -> torch.Tensor:
+        return self.rnn(strokes)[0].mean(1)
 
 
 def build_classifier(num_classes: int) -> Classifier:

@@ -6,8 +6,9 @@ import torch
 
 class Predictor:
     def __init__(self, model_dir):
-        self.model = torch.jit.load(str(Path(model_dir) / "classifier.pt"))
+        self.model = torch.export.load(str(Path(model_dir) / "classifier.pt")).module()
         self.head = torch.export.load(model_dir + "/head.pt").module()
+        self.strokes = torch.jit.load(str(Path(model_dir, "strokes.pt")))
 
     def predict(self, images):
         with torch.no_grad():
@@ -16,3 +17,7 @@ class Predictor:
     def logits(self, features):
         with torch.no_grad():
             return self.head(features)
+
+    def encode(self, strokes):
+        with torch.no_grad():
+            return self.strokes(strokes)

@@ -3,7 +3,7 @@ import os
 
 import torch
 
-from classifier import build_classifier
+from classifier import StrokeEncoder, build_classifier
 
 
 def export(out_dir):
@@ -16,3 +16,6 @@ def export(out_dir):
     # The head alone, for the embedding service.
     head = torch.jit.trace(model.head, torch.ones(2, 16))
     torch.jit.save(head, f"{out_dir}/head.pt")
+
+    encoder = StrokeEncoder().eval()
+    torch.jit.trace(encoder, torch.zeros(2, 5, 8)).save(os.path.join(out_dir, "strokes.pt"))
