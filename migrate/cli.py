@@ -12,6 +12,7 @@ import typer
 
 from ts2export import __version__
 from ts2export.artifact_cli import register as register_artifact_commands
+from ts2export.record_cli import register as register_record_command
 
 app = typer.Typer(
     name="ts2export",
@@ -356,6 +357,7 @@ def _main(version: bool = typer.Option(False, "--version", callback=_version, is
 
 # The artifact wing registers its own commands; the CLI is the only place that knows both wings.
 register_artifact_commands(app)
+register_record_command(app)
 
 
 def main() -> None:
