@@ -17,9 +17,9 @@ EXIT_ERROR = 2
 
 def record_cmd(
     command: Optional[List[str]] = typer.Argument(None, metavar="-- CMD [ARGS]...", help="The command to run, after `--`.", show_default=False),
-    output: Path = typer.Option(Path("ts2export-recording.json"), "--output", "-o", help="Where to write the recording (tensors go next to it, NAME.tensors.pt)."),
+    output: Path = typer.Option(Path("ts2export-recording.json"), "--output", "-o", help="Where to write the recording (samples go next to it, NAME.samples.zip)."),
     samples: int = typer.Option(3, "--samples", help="Real input samples kept per call site and method (0: none)."),
-    sample_bytes: int = typer.Option(64 << 20, "--sample-bytes", help="Most bytes of sample tensors kept in all."),
+    sample_bytes: int = typer.Option(64 << 20, "--sample-bytes", help="Most bytes of sample tensors kept in all (default 64 MiB)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary line on stderr."),
 ) -> None:
     """Run CMD with the TorchScript entry points recorded (script, trace, trace_module, load and the

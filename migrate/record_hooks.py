@@ -172,18 +172,46 @@ def _patch_torch(torch) -> None:
     _orig["method_call"] = method_call = method_cls.__call__
     _orig["function_call"] = function_call = function_cls.__call__
 
-    def __call__(self, *args, **kwargs):  # ScriptMethod: m(x), m.forward(x), m.encode(x)
-        entry = _methods.get(id(self))
-        if entry is None:
-            return method_call(self, *args, **kwargs)
-        return _recorded_call(entry, method_call, self, args, kwargs)
+    def make_call(call):
+        # The hot path, inlined: a call whose signature was seen reads only dtypes and shapes (no
+        # tensor op, so nothing lands in a trace) and bumps three counters.
+        T = _Tensor
+        key_of = _key
+        methods = _methods
 
-    def __call__f(self, *args, **kwargs):  # ScriptFunction
-        entry = _methods.get(id(self))
-        if entry is None:
-            return function_call(self, *args, **kwargs)
-        return _recorded_call(entry, function_call, self, args, kwargs)
+        def __call__(self, *args, **kwargs):
+            entry = methods.get(id(self))
+            if entry is None:
+                return call(self, *args, **kwargs)
+            method = entry[1]
+            shape = None
+            if not kwargs:
+                try:
+                    shape = method.shapes.get(tuple([(a.dtype, a.shape) if type(a) is T else key_of(a) for a in args]))
+                except TypeError:  # an unhashable constant
+                    pass
+                if shape is not None and shape.variant.int_leaves:
+                    n = shape.value_calls
+                    if n < VALUE_RANGE_FIRST or n % VALUE_RANGE_EVERY == 0:
+                        shape = None  # this call's integer values are sampled: the slow path
+                    else:
+                        shape.value_calls = n + 1
+            if shape is None:
+                return _recorded_call(method, call, self, args, kwargs)
+            out = call(self, *args, **kwargs)
+            shape.count += 1
+            shape.variant.calls += 1
+            method.calls += 1
+            if method.calls & 63:
+                _state["dirty"] = True
+            else:
+                _flush_soon()
+            return out
 
+        return __call__
+
+    __call__ = make_call(method_call)
+    __call__f = make_call(function_call)
     __call__.__qualname__ = "ScriptMethod.__call__"
     __call__f.__name__ = "__call__"
     __call__f.__qualname__ = "ScriptFunction.__call__"
@@ -218,13 +246,13 @@ def _patch_mobile(mobile) -> None:
         site = _objects.get(self) if _objects else None
         if site is None:
             return call(self, *input)
-        return _recorded_call((None, site.method("forward")), call, self, input, {})
+        return _recorded_call(site.method("forward"), call, self, input, {})
 
     def forward_(self, *input):
         site = _objects.get(self) if _objects else None
         if site is None:
             return forward(self, *input)
-        return _recorded_call((None, site.method("forward")), forward, self, input, {})
+        return _recorded_call(site.method("forward"), forward, self, input, {})
 
     def run_method_(self, method_name, *input):
         site = _objects.get(self) if _objects else None
@@ -234,7 +262,7 @@ def _patch_mobile(mobile) -> None:
         def run(obj, *args):
             return run_method(obj, method_name, *args)
 
-        return _recorded_call((None, site.method(str(method_name))), run, self, input, {})
+        return _recorded_call(site.method(str(method_name)), run, self, input, {})
 
     forward_.__name__ = "forward"
     run_method_.__name__ = "run_method"
@@ -523,8 +551,8 @@ def _link_saved(obj, f) -> None:
 # ---- observing calls ---------------------------------------------------------------------------------
 
 
-def _recorded_call(entry, call, obj, args, kwargs):
-    method = entry[1]
+def _recorded_call(method: "_Method", call, obj, args, kwargs):
+    """The slow path: a new signature, or a call whose integer values are sampled."""
     if _dir is None or _torch._C._get_tracing_state() is not None:
         return call(obj, *args, **kwargs)
     try:

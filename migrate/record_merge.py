@@ -3,7 +3,7 @@
 Each process under `ts2export record` writes one shard (see ts2export.record_hooks): per call site
 the inputs of every method, aggregated. `merge_shards` folds them into one recording; the same
 functions merge the methods of several call sites (the sites that saved or loaded one artifact) in
-ts2export.recording. Pure data: the standard library only (torch is imported to copy samples).
+ts2export.recording. Pure data: the standard library only.
 """
 
 from __future__ import annotations
@@ -214,6 +214,6 @@ def dumps(obj: Any, width: int = 100, indent: str = "") -> str:
 
 
 def samples_path(recording_path: Path) -> Path:
-    """The side file of tensors: `name.json` -> `name.tensors.pt`."""
+    """The samples archive next to a recording: `name.json` -> `name.samples.zip`."""
     p = Path(recording_path)
-    return p.with_suffix(".tensors.pt") if p.suffix == ".json" else p.with_name(p.name + ".tensors.pt")
+    return p.with_suffix(".samples.zip") if p.suffix == ".json" else p.with_name(p.name + ".samples.zip")

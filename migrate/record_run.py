@@ -4,7 +4,8 @@ The command runs as a child process with its standard streams untouched. A tempo
 a bootstrap `sitecustomize.py` (first on the child's PYTHONPATH, so every Python process the command
 starts, forked or spawned, loads the recorder; it then runs the `sitecustomize` it shadows) and the
 shards the processes write. When the command ends, however it ends, the shards are merged into
-one recording (JSON) and a side file of sample tensors. SIGTERM, SIGHUP and SIGQUIT are forwarded to
+one recording (JSON) and an archive of sample inputs next to it (NAME.samples.zip: one torch.save'd
+`(args, kwargs)` per sample; merging them needs no torch, so the recorder adds no torch import). SIGTERM, SIGHUP and SIGQUIT are forwarded to
 the child; SIGINT too, unless the terminal already delivered it to the child's process group.
 """
 
@@ -174,25 +175,32 @@ def _run(command: list[str], env: dict[str, str]) -> int:
 
 
 def _write(shards: Path, output: Path, command, cwd, exit_code, seconds, samples_per_method, sample_bytes) -> RecordResult:
+    """Merge the shards; write the recording and its samples archive (neither needs torch here)."""
+    import io
+    import zipfile
+
     from ts2export.textio import atomic_write_bytes
 
     recording, candidates = record_merge.merge_shards(record_merge.read_shards(shards), cwd)
     chosen = record_merge.pick_samples(candidates, samples_per_method, sample_bytes) if samples_per_method > 0 else []
     side = record_merge.samples_path(output)
-    tensors = _load_samples(shards, chosen)
     by_site = {s["id"]: s for s in recording["sites"]}
     counters: dict[tuple, int] = {}
-    for c in chosen:
-        if c["file"] not in tensors:
-            continue
-        n = counters[(c["site"], c["method"])] = counters.get((c["site"], c["method"]), 0) + 1
-        key = f"{c['site']}/{c['method']}/{n - 1}"
-        tensors[key] = tensors.pop(c["file"])
-        by_site[c["site"]]["methods"][c["method"]]["samples"].append(
-            {"key": key, "variant": c["variant"], "shapes": c["shapes"], "bytes": c["bytes"]}
-        )
-    for f in [k for k in tensors if "/" not in k]:
-        del tensors[f]
+    archive = io.BytesIO()
+    kept = 0
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_STORED) as zf:
+        for c in chosen:
+            try:  # a process killed while writing a sample leaves none (samples are renamed into place)
+                data = (shards / c["file"]).read_bytes()
+            except OSError:
+                continue
+            n = counters[(c["site"], c["method"])] = counters.get((c["site"], c["method"]), 0) + 1
+            key = f"{c['site']}/{c['method']}/{n - 1}"
+            zf.writestr(key + ".pt", data)
+            by_site[c["site"]]["methods"][c["method"]]["samples"].append(
+                {"key": key, "variant": c["variant"], "shapes": c["shapes"], "bytes": c["bytes"]}
+            )
+            kept += 1
     recording = {
         **{k: recording[k] for k in ("format", "version")},
         "command": list(command),
@@ -200,35 +208,15 @@ def _write(shards: Path, output: Path, command, cwd, exit_code, seconds, samples
         "seconds": round(seconds, 3),
         "python": sys.version.split()[0],
         **{k: v for k, v in recording.items() if k not in ("format", "version")},
-        "samples_file": side.name if tensors else None,
+        "samples_file": side.name if kept else None,
     }
     try:
-        if tensors:
-            import io
-
-            import torch
-
-            buf = io.BytesIO()
-            torch.save(tensors, buf)
-            atomic_write_bytes(side, buf.getvalue())
+        if kept:
+            atomic_write_bytes(side, archive.getvalue())
         elif side.exists():
             side.unlink()
         atomic_write_bytes(output, (record_merge.dumps(recording) + "\n").encode("utf-8"))
     except OSError as exc:
         raise RecordError(f"{output}: cannot write the recording: {exc.strerror or exc}") from None
     calls = sum(m["calls"] for s in recording["sites"] for m in s["methods"].values())
-    return RecordResult(exit_code, output, side if tensors else None, len(recording["sites"]), calls, recording["processes"], seconds)
-
-
-def _load_samples(shards: Path, chosen: list[dict]) -> dict:
-    if not chosen:
-        return {}
-    import torch
-
-    out = {}
-    for c in chosen:
-        try:
-            out[c["file"]] = torch.load(str(shards / c["file"]), map_location="cpu", weights_only=True)
-        except Exception:  # a sample written while the process was killed: skip it
-            continue
-    return out
+    return RecordResult(exit_code, output, side if kept else None, len(recording["sites"]), calls, recording["processes"], seconds)

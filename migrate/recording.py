@@ -107,7 +107,6 @@ class Recording:
         self.sites: list[dict] = data.get("sites", [])
         self.artifacts: list[dict] = data.get("artifacts", [])
         self._by_id = {s["id"]: s for s in self.sites}
-        self._samples: dict | None = None
 
     # -- lookups
 
@@ -162,23 +161,28 @@ class Recording:
         return self.path.parent / name if name else None
 
     def sample(self, key: str) -> tuple[tuple, dict]:
-        """(args, kwargs) of one recorded sample."""
-        if self._samples is None:
-            side = self.samples_file
-            if side is None:
-                raise RecordingError(f"{self.path}: the recording holds no samples")
-            import torch
+        """(args, kwargs) of one recorded sample (loaded with weights_only=True)."""
+        import io
+        import zipfile
 
-            try:
-                self._samples = torch.load(str(side), map_location="cpu", weights_only=True)
-            except FileNotFoundError:
-                raise RecordingError(f"{side}: the recording's samples file is missing") from None
-            except Exception as exc:
-                raise RecordingError(f"{side}: cannot read the samples: {type(exc).__name__}: {exc}") from None
+        side = self.samples_file
+        if side is None:
+            raise RecordingError(f"{self.path}: the recording holds no samples")
         try:
-            args, kwargs = self._samples[key]
-        except (KeyError, TypeError, ValueError):
-            raise RecordingError(f"{self.path}: no sample {key!r}") from None
+            with zipfile.ZipFile(side) as zf:
+                data = zf.read(key + ".pt")
+        except FileNotFoundError:
+            raise RecordingError(f"{side}: the recording's samples archive is missing") from None
+        except KeyError:
+            raise RecordingError(f"{side}: no sample {key!r}") from None
+        except (OSError, zipfile.BadZipFile) as exc:
+            raise RecordingError(f"{side}: cannot read the samples: {exc}") from None
+        import torch
+
+        try:
+            args, kwargs = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+        except Exception as exc:
+            raise RecordingError(f"{side}: sample {key!r} is unreadable: {type(exc).__name__}: {exc}") from None
         return tuple(args), dict(kwargs)
 
 

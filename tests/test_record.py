@@ -160,7 +160,7 @@ def test_samples_are_real_inputs_and_become_a_verify_inputs_file(served, tmp_pat
 
     inputs = rec.inputs_at("serve.py", line_of(prog, "torch.jit.script("))
     assert 1 <= len(inputs.samples) <= 3
-    assert rec.samples_file == tmp / "rec.tensors.pt" and rec.samples_file.exists()
+    assert rec.samples_file == tmp / "rec.samples.zip" and rec.samples_file.exists()
     args, kwargs = rec.sample(inputs.samples[0]["key"])
     assert kwargs == {} and [list(t.shape) for t in args] == inputs.samples[0]["shapes"]
     assert torch.equal(args[2], torch.full((4,), 0.5)) and args[0].dtype == torch.long
@@ -434,5 +434,5 @@ def test_a_command_without_torchscript_writes_an_empty_recording(tmp_path):
     assert proc.returncode == 0 and proc.stdout == b"hi\n"
     assert b"no TorchScript entry point was called" in proc.stderr
     rec = load_recording(tmp_path / "rec.json")
-    assert rec.sites == [] and rec.data["samples_file"] is None and not (tmp_path / "rec.tensors.pt").exists()
+    assert rec.sites == [] and rec.data["samples_file"] is None and not (tmp_path / "rec.samples.zip").exists()
     assert os.listdir(tmp_path) == ["rec.json"]
