@@ -37,8 +37,8 @@ MAX_CONST_VALUES = 8  # distinct values kept per non-tensor input
 MAX_SAMPLES = 3  # real input samples per method and process
 MAX_SAMPLE_BYTES = 1 << 20  # per sample
 MAX_PROCESS_SAMPLE_BYTES = 16 << 20  # per process
-VALUE_RANGE_FIRST = 16  # integer value ranges: every call of a signature's first calls...
-VALUE_RANGE_EVERY = 64  # ...then one call in this many
+VALUE_RANGE_FIRST = 4  # integer value ranges: every call of a signature's first calls...
+VALUE_RANGE_EVERY = 256  # ...then one call in this many
 FLUSH_SECONDS = 1.0  # counts reach the shard at most this late
 NOVEL_FLUSHES = 500  # novelties written at once; past that, at most one write per FLUSH_SECONDS
 MAX_SAVED_PATHS = 16
@@ -873,7 +873,8 @@ class _Method:
             shape.count += 1
             shape.variant.calls += 1
             self.calls += 1
-            _flush_soon(novel=shape.variant.add_values(values))
+            shape.variant.add_values(values)  # a wider value range is written within FLUSH_SECONDS
+            _flush_soon()
             return
         with _lock:
             self.calls += 1

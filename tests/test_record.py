@@ -436,3 +436,20 @@ def test_a_command_without_torchscript_writes_an_empty_recording(tmp_path):
     rec = load_recording(tmp_path / "rec.json")
     assert rec.sites == [] and rec.data["samples_file"] is None and not (tmp_path / "rec.samples.zip").exists()
     assert os.listdir(tmp_path) == ["rec.json"]
+
+
+def test_recorded_inputs_command_lists_shows_and_writes(served, run_cli, tmp_path):
+    tmp, prog, rec = served
+    line = line_of(prog, "torch.jit.script(")
+    code, out, err = run_cli("recorded-inputs", "rec.json", cwd=tmp)
+    assert code == 0 and out == f"serve.py:{line}:9: script Tagger (forward: 6 calls)\n"
+    code, out, err = run_cli("recorded-inputs", "rec.json", "--at", f"serve.py:{line}", cwd=tmp)
+    assert code == 0 and 'ids_dim1 = torch.export.Dim("ids_dim1", min=5, max=7)\n' in out
+    assert "dynamic_shapes = ({0: ids_dim0, 1: ids_dim1}, {0: ids_dim0, 1: ids_dim1}, None)\n" in out
+    code, out, err = run_cli("recorded-inputs", "rec.json", "--at", f"serve.py:{line}", "-o", tmp_path / "in.pt", cwd=tmp)
+    assert code == 0 and len(torch.load(tmp_path / "in.pt", weights_only=True)) == 3
+    for bad, message in ((["--at", "serve.py:1"], "no recorded calls"), (["--at", "serve.py"], "FILE:LINE"),
+                         (["-o", str(tmp_path / "x.pt")], "-o needs"), (["--artifact", "nothing.pt"], "no recorded calls")):
+        code, out, err = run_cli("recorded-inputs", "rec.json", *bad, cwd=tmp)
+        assert code == 2 and err.startswith("error: ") and message in err and err.count("\n") == 1
+    assert not (tmp_path / "x.pt").exists()
