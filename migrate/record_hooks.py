@@ -48,6 +48,7 @@ _dir: str | None = None
 _lock = threading.RLock()
 _sites: dict[tuple, "_Site"] = {}
 _methods: dict[int, tuple] = {}  # id(ScriptMethod | ScriptFunction) -> (weakref, _Method)
+_cpp: dict[int, tuple] = {}  # id(torch._C.ScriptModule of a recorded module) -> (weakref, _Site)
 _objects: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # module / lite module -> _Site
 _state = {"dirty": False, "last": 0.0, "novel_flushes": 0, "nonce": "", "errors": 0, "error": None,
           "sample_bytes": 0, "samples": 0, "flushing": False, "patched": False}
@@ -163,7 +164,6 @@ def _patch_torch(torch) -> None:
     wrap("trace_module", _make_trace_module)
     wrap("load", _make_load)
     wrap("_load_for_lite_interpreter", _make_lite_load)
-    wrap("save", _make_save)
     wrap("freeze", _make_derive)
     wrap("optimize_for_inference", _make_derive)
 
@@ -218,12 +218,13 @@ def _patch_torch(torch) -> None:
     method_cls.__call__ = __call__
     function_cls.__call__ = __call__f
 
-    # ScriptModule carries copies of RecursiveScriptModule's methods (traced modules use those).
-    for cls in (torch.jit.RecursiveScriptModule, torch.jit.ScriptModule):
-        for name in ("save", "_save_for_lite_interpreter"):
-            orig = cls.__dict__.get(name)
-            if orig is not None and callable(orig):
-                setattr(cls, name, functools.wraps(orig)(_make_module_save(orig)))
+    # Saving, at the C++ classes every Python path ends in (torch.jit.save, m.save,
+    # m._save_for_lite_interpreter): wrapping them adds no frame above a deprecation warning.
+    for cls, names in ((torch._C.ScriptModule, ("save", "_save_for_mobile")), (torch._C.ScriptFunction, ("save",))):
+        for name in names:
+            orig = getattr(cls, name, None)
+            if orig is not None:
+                setattr(cls, name, _make_cpp_save(orig))
     mobile = sys.modules.get("torch.jit.mobile")
     if mobile is not None:
         _patch_mobile(mobile)
@@ -343,6 +344,9 @@ def _register(obj, site: "_Site") -> None:
             _objects[obj] = site
         except TypeError:
             pass
+        cpp = getattr(obj, "_c", None)
+        if cpp is not None:
+            _bind(cpp, site, _cpp)
         try:
             names = list(obj._c._method_names())
         except Exception:
@@ -363,19 +367,21 @@ def _register(obj, site: "_Site") -> None:
             pass
 
 
-def _bind(callee, method: "_Method") -> None:
+def _bind(callee, value, table=None) -> None:
+    """table[id(callee)] = (weakref, value), dropped when callee dies (ids are reused)."""
+    table = _methods if table is None else table
     key = id(callee)
 
-    def gone(_ref, key=key):
-        entry = _methods.get(key)
+    def gone(_ref, key=key, table=table):
+        entry = table.get(key)
         if entry is not None and entry[0] is _ref:
-            del _methods[key]
+            del table[key]
 
     try:
         ref = weakref.ref(callee, gone)
     except TypeError:
         ref = None
-    _methods[key] = (ref, method)
+    table[key] = (ref, value)
 
 
 def _arg_names(callee, skip_self: bool) -> list:
@@ -494,24 +500,15 @@ def _make_lite_load(orig):
     return _load_for_lite_interpreter
 
 
-def _make_save(orig):
-    def save(m, f, *args, **kwargs):
-        out = orig(m, f, *args, **kwargs)
-        _link_saved(m, f)
-        return out
-
-    return save
-
-
-def _make_module_save(orig):
+def _make_cpp_save(orig):
     def save(self, *args, **kwargs):
         out = orig(self, *args, **kwargs)
-        if args:
-            _link_saved(self, args[0])
-        elif "f" in kwargs:
-            _link_saved(self, kwargs["f"])
+        if _dir is not None and args:
+            entry = _cpp.get(id(self))
+            _link_saved(entry[1] if entry is not None else None, self, args[0])
         return out
 
+    save.__name__ = getattr(orig, "__name__", "save")
     return save
 
 
@@ -531,9 +528,9 @@ def _make_derive(orig):
     return derive
 
 
-def _link_saved(obj, f) -> None:
+def _link_saved(site, obj, f) -> None:
+    """Record that what `site` made was saved to `f` (site None: look `obj` up as a function)."""
     try:
-        site = _objects.get(obj) if _objects else None
         if site is None:
             entry = _methods.get(id(obj))
             site = entry[1].site if entry is not None else None

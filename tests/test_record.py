@@ -361,6 +361,12 @@ def main():
         x = torch.randn(n, 4)
         print(lin(x).tolist(), traced(x).tolist(), double_plus_one(x).tolist(), lin.forward(x).sum().item())
     print(type(lin).__name__, type(double_plus_one).__name__, type(lin.forward).__name__, torch.jit.script.__name__)
+    lin.eval()
+    lin._save_for_lite_interpreter("lin.ptl")
+    from torch.jit.mobile import _load_for_lite_interpreter
+
+    lite = _load_for_lite_interpreter("lin.ptl")
+    print(lite(x).tolist(), torch.jit.freeze(lin)(x).tolist())
     print(repr(lin), file=sys.stderr)
     warnings.warn("a warning of the program's own")
     sys.exit(5)
@@ -377,12 +383,16 @@ def test_output_bytes_and_exit_code_are_identical_with_and_without_recording(tmp
     recorded = record(tmp_path, *cmd)
     assert plain.returncode == recorded.returncode == 5
     assert recorded.stdout == plain.stdout and recorded.stderr == plain.stderr
-    assert b"own" in plain.stderr and plain.stdout.count(b"\n") == 3
+    assert b"own" in plain.stderr and plain.stdout.count(b"\n") == 4
+    assert b"same.py:22: DeprecationWarning: Lite Interpreter is deprecated" in plain.stderr  # still the user's line
     rec = load_recording(tmp_path / "rec.json")
     fn = [s for s in rec.sites if s["target"] == "double_plus_one"][0]
     assert fn["line"] == line_of(tmp_path / "same.py", "@torch.jit.script") and fn["methods"]["forward"]["calls"] == 2
     lin = [s for s in rec.sites if s["kind"] == "script" and s["target"] == "Linear"][0]
-    assert lin["methods"]["forward"]["calls"] == 4  # lin(x) and lin.forward(x), twice
+    assert lin["methods"]["forward"]["calls"] == 5  # lin(x) and lin.forward(x), twice; the frozen copy once
+    lite = site(rec, "load_lite")
+    assert lite["methods"]["forward"]["calls"] == 1 and lite["artifacts"] == [str(tmp_path / "lin.ptl")]
+    assert lin["saved"] == [str(tmp_path / "lin.ptl")]
     assert rec.data["recorder_errors"] == 0
 
 
