@@ -180,6 +180,7 @@ def _patch_torch(torch) -> None:
         methods = _methods
 
         def __call__(self, *args, **kwargs):
+            __tracebackhide__ = True  # pytest and IPython leave this frame out of tracebacks
             entry = methods.get(id(self))
             if entry is None:
                 return call(self, *args, **kwargs)
@@ -228,6 +229,8 @@ def _patch_torch(torch) -> None:
     mobile = sys.modules.get("torch.jit.mobile")
     if mobile is not None:
         _patch_mobile(mobile)
+    if sys.excepthook is sys.__excepthook__:
+        sys.excepthook = _excepthook
 
 
 def _patch_mobile(mobile) -> None:
@@ -244,18 +247,21 @@ def _patch_mobile(mobile) -> None:
     call, forward, run_method = cls.__call__, cls.forward, cls.run_method
 
     def __call__(self, *input):
+        __tracebackhide__ = True  # pytest and IPython leave this frame out of tracebacks
         site = _objects.get(self) if _objects else None
         if site is None:
             return call(self, *input)
         return _recorded_call(site.method("forward"), call, self, input, {})
 
     def forward_(self, *input):
+        __tracebackhide__ = True  # pytest and IPython leave this frame out of tracebacks
         site = _objects.get(self) if _objects else None
         if site is None:
             return forward(self, *input)
         return _recorded_call(site.method("forward"), forward, self, input, {})
 
     def run_method_(self, method_name, *input):
+        __tracebackhide__ = True  # pytest and IPython leave this frame out of tracebacks
         site = _objects.get(self) if _objects else None
         if site is None:
             return run_method(self, method_name, *input)
@@ -268,6 +274,40 @@ def _patch_mobile(mobile) -> None:
     forward_.__name__ = "forward"
     run_method_.__name__ = "run_method"
     cls.__call__, cls.forward, cls.run_method = __call__, forward_, run_method_
+
+
+def _without_own_frames(tb):
+    """The traceback `tb` without the recorder's frames."""
+    import types
+
+    kept = []
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename != _here:
+            kept.append(tb)
+        tb = tb.tb_next
+    out = None
+    for t in reversed(kept):
+        out = types.TracebackType(out, t.tb_frame, t.tb_lasti, t.tb_lineno)
+    return out
+
+
+def _excepthook(etype, value, tb):
+    """The default excepthook, printing the traceback the program would print unrecorded."""
+    try:
+        seen: set = set()
+        exc = value
+        todo = [value]
+        while todo:
+            exc = todo.pop()
+            if exc is None or id(exc) in seen or not isinstance(exc, BaseException):
+                continue
+            seen.add(id(exc))
+            exc.__traceback__ = _without_own_frames(exc.__traceback__)
+            todo += [exc.__cause__, exc.__context__]
+        tb = _without_own_frames(tb)
+    except Exception:
+        pass
+    return sys.__excepthook__(etype, value, tb)
 
 
 def _caller(depth: int = 2):
@@ -413,6 +453,7 @@ def _guarded_register(kind, obj, frame, artifact=None) -> None:
 
 def _make_script(orig):
     def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
+        __tracebackhide__ = True  # pytest and IPython leave this frame out of tracebacks
         # `script` resolves names in its caller's frame: one more frame (this one) to skip.
         out = orig(obj, optimize, _frames_up + 1, _rcb, example_inputs)
         frame = _caller()
@@ -425,6 +466,7 @@ def _make_script(orig):
 
 def _make_trace(orig):
     def trace(func, *args, **kwargs):
+        __tracebackhide__ = True  # pytest and IPython leave this frame out of tracebacks
         out = orig(func, *args, **kwargs)
         frame = _caller()
         if frame is not None and _dir is not None:
@@ -449,6 +491,7 @@ def _make_trace(orig):
 
 def _make_trace_module(orig):
     def trace_module(mod, inputs, *args, **kwargs):
+        __tracebackhide__ = True  # pytest and IPython leave this frame out of tracebacks
         out = orig(mod, inputs, *args, **kwargs)
         frame = _caller()
         if frame is not None and _dir is not None:
@@ -480,6 +523,7 @@ def _method_of(obj, name: str):
 
 def _make_load(orig):
     def load(f, *args, **kwargs):
+        __tracebackhide__ = True  # pytest and IPython leave this frame out of tracebacks
         out = orig(f, *args, **kwargs)
         frame = _caller()
         if frame is not None and _dir is not None:
@@ -491,6 +535,7 @@ def _make_load(orig):
 
 def _make_lite_load(orig):
     def _load_for_lite_interpreter(f, *args, **kwargs):
+        __tracebackhide__ = True  # pytest and IPython leave this frame out of tracebacks
         out = orig(f, *args, **kwargs)
         frame = _caller()
         if frame is not None and _dir is not None:
@@ -502,6 +547,7 @@ def _make_lite_load(orig):
 
 def _make_cpp_save(orig):
     def save(self, *args, **kwargs):
+        __tracebackhide__ = True  # pytest and IPython leave this frame out of tracebacks
         out = orig(self, *args, **kwargs)
         if _dir is not None and args:
             entry = _cpp.get(id(self))
@@ -516,6 +562,7 @@ def _make_derive(orig):
     """freeze / optimize_for_inference: the new module keeps the origin of the old one."""
 
     def derive(mod, *args, **kwargs):
+        __tracebackhide__ = True  # pytest and IPython leave this frame out of tracebacks
         out = orig(mod, *args, **kwargs)
         try:
             site = _objects.get(mod) if _objects else None
@@ -550,6 +597,7 @@ def _link_saved(site, obj, f) -> None:
 
 def _recorded_call(method: "_Method", call, obj, args, kwargs):
     """The slow path: a new signature, or a call whose integer values are sampled."""
+    __tracebackhide__ = True  # pytest and IPython leave this frame out of tracebacks
     if _dir is None or _torch._C._get_tracing_state() is not None:
         return call(obj, *args, **kwargs)
     try:

@@ -369,7 +369,10 @@ def main():
     print(lite(x).tolist(), torch.jit.freeze(lin)(x).tolist())
     print(repr(lin), file=sys.stderr)
     warnings.warn("a warning of the program's own")
-    sys.exit(5)
+    try:
+        lin(torch.ones(2, 5))  # fails inside the recorded call: the traceback must not show the recorder
+    except RuntimeError as exc:
+        raise ValueError("wrong width") from exc
 
 
 main()
@@ -381,8 +384,9 @@ def test_output_bytes_and_exit_code_are_identical_with_and_without_recording(tmp
     cmd = [sys.executable, "-W", "default", "same.py"]
     plain = subprocess.run(cmd, cwd=tmp_path, capture_output=True, timeout=300)
     recorded = record(tmp_path, *cmd)
-    assert plain.returncode == recorded.returncode == 5
+    assert plain.returncode == recorded.returncode == 1
     assert recorded.stdout == plain.stdout and recorded.stderr == plain.stderr
+    assert b"ValueError: wrong width" in plain.stderr and b"record_hooks" not in recorded.stderr
     assert b"own" in plain.stderr and plain.stdout.count(b"\n") == 4
     assert b"same.py:22: DeprecationWarning: Lite Interpreter is deprecated" in plain.stderr  # still the user's line
     rec = load_recording(tmp_path / "rec.json")
