@@ -151,6 +151,8 @@ class Recording:
             samples += [{**x, "variant": mapping.get(x.get("variant", 0), 0)} for x in m.get("samples", [])]
         if not stats["variants"]:
             return None
+        vmap = _positional_variants(stats)
+        samples = [{**x, "variant": vmap.get(x["variant"], 0)} for x in samples]
         return _inputs(stats, samples, method, tuple(s["id"] for s in sites), self)
 
     # -- samples
@@ -292,6 +294,68 @@ def _leaf_paths(tree: dict, prefix: str, out: dict[int, str], consts: dict[int, 
     elif "namedtuple" in tree:
         for fname, node in zip(tree.get("fields", []), tree["items"]):
             _leaf_paths(node, f"{prefix}_{fname}", out, consts)
+
+
+def _positional_variants(stats: dict) -> dict[int, int]:
+    """Put keyword inputs in their positional place (from the argument names) and merge the
+    variants that then agree, so `m(x, mask=y)` and `m(x, y)` count as one structure. Returns
+    old variant index -> new index."""
+    arg_names = list(stats.get("arg_names") or [])
+    merged: list[dict] = []
+    index: dict[str, int] = {}
+    vmap: dict[int, int] = {}
+    for i, v in enumerate(stats["variants"]):
+        v = _positional(v, arg_names)
+        k = record_merge.variant_key(v)
+        if k in index:
+            record_merge.merge_variant(merged[index[k]], v)
+        else:
+            index[k] = len(merged)
+            merged.append(json.loads(json.dumps(v)))
+        vmap[i] = index[k]
+    stats["variants"] = merged
+    return vmap
+
+
+def _positional(v: dict, arg_names: list[str]) -> dict:
+    positional, keywords = v["args"]["tuple"], v["kwargs"]["dict"]
+    if not keywords:
+        return v
+    wanted = arg_names[len(positional):len(positional) + len(keywords)]
+    by_name = dict((k, node) for k, node in keywords)
+    if len(wanted) != len(keywords) or set(wanted) != set(by_name):
+        return v
+    tree = {"tuple": positional + [by_name[name] for name in wanted]}
+    tensors: list[int] = []
+    consts: list[int] = []
+
+    def renumber(node: dict) -> dict:
+        if "tensor" in node:
+            tensors.append(node["tensor"])
+            return {"tensor": len(tensors) - 1}
+        if "const" in node:
+            consts.append(node["const"])
+            return {**node, "const": len(consts) - 1}
+        for kind in ("tuple", "list"):
+            if kind in node:
+                return {kind: [renumber(x) for x in node[kind]]}
+        if "dict" in node:
+            return {"dict": [[k, renumber(x)] for k, x in node["dict"]]}
+        if "namedtuple" in node:
+            return {**node, "items": [renumber(x) for x in node["items"]]}
+        return node
+
+    args = renumber(tree)
+    new_of = {old: new for new, old in enumerate(tensors)}
+    return {
+        **v,
+        "args": args,
+        "kwargs": {"dict": []},
+        "tensors": [v["tensors"][old] for old in tensors],
+        "consts": [v["consts"][old] for old in consts],
+        "classes": [[[new_of[t], d] for t, d in members] for members in v["classes"]],
+        "shapes": [[[shape[old] for old in tensors], n] for shape, n in v["shapes"]],
+    }
 
 
 def _inputs(stats: dict, samples: list[dict], method: str, site_ids: tuple[str, ...], recording: Recording) -> RecordedInputs:

@@ -189,8 +189,8 @@ import torch
 import trace  # writes tagger.pt
 
 loaded = torch.jit.load(sys.argv[1])
-for batch in (3, 5):
-    y = loaded(torch.randint(3, 50, (batch, 6)), torch.ones(batch, 6), torch.ones(4))
+y = loaded(torch.randint(3, 50, (3, 6)), torch.ones(3, 6), torch.ones(4))
+y = loaded(torch.randint(3, 50, (5, 6)), mask=torch.ones(5, 6), scale=torch.ones(4))  # by keyword
 print(tuple(y.shape))
 '''
 
@@ -215,6 +215,8 @@ def test_trace_save_then_load_are_linked_by_the_artifact_path(tmp_path):
     ids = inputs.variant["tensors"][0]
     assert ids["values"][0] == 0 and ids["values"][1] <= 49  # the trace example held zeros
     only_loaded = rec.inputs_at("serve.py", line_of(tmp_path / "serve.py", "torch.jit.load("))
+    assert len(loaded["methods"]["forward"]["variants"]) == 2  # positional and keyword calls...
+    assert only_loaded.calls == 2 and only_loaded.notes == [] and only_loaded.kwargs_code is None  # ...are one
     assert [(d.min, d.max) for d in only_loaded.dims] == [(3, 5)]
     lo, hi = only_loaded.variant["tensors"][0]["values"]  # ids were drawn from 3..49: the example stays in range
     assert 3 <= lo <= hi <= 49 and only_loaded.args_code.startswith(f"(torch.full((3, 6), {lo}, dtype=torch.long), ")
