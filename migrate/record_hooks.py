@@ -1031,8 +1031,9 @@ def _flush_soon(novel: bool = False) -> None:
 
 
 def _flush(final: bool = False) -> None:
-    """Write this process's snapshot (atomically replacing the previous one)."""
-    if _dir is None or _state["flushing"] or not (_state["dirty"] or final):
+    """Write this process's snapshot (atomically replacing the previous one) when it changed.
+    A forked worker that recorded nothing writes no shard."""
+    if _dir is None or _state["flushing"] or not _state["dirty"]:
         return
     if not _sites and not _state["errors"]:
         return
@@ -1044,7 +1045,7 @@ def _flush(final: bool = False) -> None:
                 "version": 1,
                 "pid": os.getpid(),
                 "ppid": os.getppid(),
-                "argv": list(sys.argv)[:32],
+                "argv": list(getattr(sys, "argv", []))[:32],
                 "cwd": os.getcwd(),
                 "torch": getattr(_torch, "__version__", None),
                 "final": final,
