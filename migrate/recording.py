@@ -70,6 +70,24 @@ class RecordedInputs:
         """Every (input path, dim) that took more than one size."""
         return [m for d in self.dims for m in d.members]
 
+    def as_dict(self) -> dict:
+        """Plain data (JSON-able, picklable): what a rule needs to write the export call."""
+        return {
+            "method": self.method,
+            "sites": list(self.sites),
+            "calls": self.calls,
+            "arg_names": list(self.arg_names),
+            "args_code": self.args_code,
+            "kwargs_code": self.kwargs_code,
+            "dims": [{"name": d.name, "min": d.min, "max": d.max, "example": d.example, "members": [list(m) for m in d.members]} for d in self.dims],
+            "dim_definitions": self.dim_definitions(),
+            "dynamic_shapes_code": self.dynamic_shapes_code,
+            "dynamic_shapes_inline_code": self.dynamic_shapes_inline_code,
+            "shapes": [[p, list(shape), dtype] for p, shape, dtype in self.shapes],
+            "notes": list(self.notes),
+            "samples": [dict(s) for s in self.samples],
+        }
+
     def dim_definitions(self) -> list[str]:
         """`name = torch.export.Dim("name", min=.., max=..)` lines, one per dynamic dim."""
         return [f"{d.name} = {d.code()}" for d in self.dims]

@@ -128,6 +128,9 @@ def test_reading_api_gives_example_code_and_exactly_the_varying_dims(served):
     assert ids.shape == mask.shape and ids.shape[0] in (4, 8) and ids.shape[1] in (5, 7)
     assert ids.shape[0] != ids.shape[1]
     assert inputs.args_code.startswith("(torch.zeros(") and "dtype=torch.long" in inputs.args_code
+    plain = inputs.as_dict()
+    assert json.loads(json.dumps(plain)) == plain and plain["dims"][0]["members"] == [["ids", 0], ["mask", 0]]
+    assert plain["dynamic_shapes_code"] == inputs.dynamic_shapes_code and plain["calls"] == 6
     # the absolute path and a root finds the same site; another line finds none
     assert rec.inputs_at(str(prog), line_of(prog, "torch.jit.script(")).calls == 6
     assert rec.inputs_at("serve.py", 1, root=tmp) is None
