@@ -176,7 +176,7 @@ def _patch_torch(torch) -> None:
         # The hot path, inlined: a call whose signature was seen reads only dtypes and shapes (no
         # tensor op, so nothing lands in a trace) and bumps three counters.
         T = _Tensor
-        key_of = _key
+        key_of = _call_key
         methods = _methods
 
         def __call__(self, *args, **kwargs):
@@ -187,8 +187,17 @@ def _patch_torch(torch) -> None:
             method = entry[1]
             shape = None
             if not kwargs:
+                n = len(args)  # the one- and two-tensor cases of _call_key, unrolled
+                if n == 2 and type(args[0]) is T and type(args[1]) is T:
+                    a, b = args
+                    key = (a.dtype, a.shape, b.dtype, b.shape)
+                elif n == 1 and type(args[0]) is T:
+                    a = args[0]
+                    key = (a.dtype, a.shape)
+                else:
+                    key = key_of(args, None)
                 try:
-                    shape = method.shapes.get(tuple([(a.dtype, a.shape) if type(a) is T else key_of(a) for a in args]))
+                    shape = method.shapes.get(key)
                 except TypeError:  # an unhashable constant
                     pass
                 if shape is not None and shape.variant.int_leaves:
@@ -621,6 +630,23 @@ def _observe_example(method: "_Method", args, kwargs) -> None:
         method.examples += 1
 
 
+def _call_key(args, kwargs):
+    """A cheap hashable signature of a call's inputs (the cache key of its analysis). One or two
+    tensors give a flat (dtype, shape, ...) tuple; anything else a tuple of per-input keys, which
+    never equals a flat one (its items are tuples, never dtypes)."""
+    T = _Tensor
+    if not kwargs:
+        n = len(args)
+        if n == 2 and type(args[0]) is T and type(args[1]) is T:
+            a, b = args
+            return (a.dtype, a.shape, b.dtype, b.shape)
+        if n == 1 and type(args[0]) is T:
+            a = args[0]
+            return (a.dtype, a.shape)
+        return tuple([_key(a) for a in args])
+    return (tuple([_key(a) for a in args]), tuple([(k, _key(v)) for k, v in kwargs.items()]))
+
+
 def _key(o):
     """A cheap hashable signature of one input: shapes and dtypes of tensors, values of constants."""
     if isinstance(o, _Tensor):
@@ -866,7 +892,7 @@ class _Method:
         self.samples: list = []
 
     def before(self, args, kwargs):
-        key = (tuple([_key(a) for a in args]), tuple([(k, _key(v)) for k, v in kwargs.items()])) if kwargs else tuple([_key(a) for a in args])
+        key = _call_key(args, kwargs)
         shape = self.shapes.get(key)
         if shape is not None:
             variant = shape.variant
