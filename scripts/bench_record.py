@@ -4,9 +4,10 @@
     python scripts/bench_record.py [--calls 20000] [--rounds 3]
 
 Figures: the wall and CPU time of the whole command (start-up, torch import and the merge included;
-target: recorded / plain < 1.10 wall), and the CPU time of the program's calling loop alone, as the
-program measures it (the per-call cost of the recorder's hooks). On a busy machine the CPU figures
-are the steadier ones.
+target: recorded / plain < 1.10 wall), the CPU time of the program's calling loop alone, and the
+per-call cost of the hooks measured call by call inside one recorded process (the recorded model
+against a copy scripted past the public `torch.jit.script`, so never recorded, interleaved). On a
+busy machine the interleaved figure is the steady one.
 """
 
 from __future__ import annotations
@@ -39,17 +40,36 @@ class Scorer(torch.nn.Module):
 
 
 model = torch.jit.script(Scorer().eval())
+# the same model scripted past the public name: never recorded, even under `ts2export record`
+unrecorded = torch.jit._script.script(Scorer().eval())
+unrecorded.load_state_dict(model.state_dict())
 calls = int(sys.argv[1])
 inputs = [(torch.randint(0, 1000, (b, s)), torch.ones(b, s)) for b in (1, 4, 8) for s in (16, 32)]
 with torch.no_grad():
-    for ids, mask in inputs:  # warm up the TorchScript executor
+    for ids, mask in inputs * 3:  # warm up the TorchScript executor
         model(ids, mask)
+        unrecorded(ids, mask)
     start = time.process_time()
     for i in range(calls):
         ids, mask = inputs[i % len(inputs)]
         model(ids, mask)
     loop = time.process_time() - start
+    # interleaved, call by call: steady under load, where separate runs are not
+    a, b = [], []
+    clock = time.perf_counter_ns
+    for i in range(calls):
+        ids, mask = inputs[i % len(inputs)]
+        t0 = clock()
+        model(ids, mask)
+        t1 = clock()
+        unrecorded(ids, mask)
+        t2 = clock()
+        a.append(t1 - t0)
+        b.append(t2 - t1)
+a.sort()
+b.sort()
 print(f"LOOP {loop:.6f}")
+print(f"PAIR {a[len(a) // 2]} {b[len(b) // 2]}")
 '''
 
 
@@ -58,8 +78,9 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run(cmd: list[str], cwd: Path) -> tuple[float, float, float]:
-    """(wall seconds, CPU seconds of the whole process tree, CPU seconds of the calling loop)."""
+def run(cmd: list[str], cwd: Path) -> tuple[float, float, float, int, int]:
+    """(wall seconds, CPU seconds of the whole process tree, CPU seconds of the calling loop,
+    median ns per call of the model, of the unrecorded copy, interleaved)."""
     cpu0 = _children_cpu()
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
@@ -68,7 +89,8 @@ def run(cmd: list[str], cwd: Path) -> tuple[float, float, float]:
     if proc.returncode != 0:
         raise SystemExit(f"benchmark program failed ({proc.returncode}):\n{proc.stderr}")
     loop = next(float(line.split()[1]) for line in proc.stdout.splitlines() if line.startswith("LOOP "))
-    return wall, cpu, loop
+    pair = next(line.split()[1:] for line in proc.stdout.splitlines() if line.startswith("PAIR "))
+    return wall, cpu, loop, int(pair[0]), int(pair[1])
 
 
 def main() -> None:
@@ -105,6 +127,11 @@ def main() -> None:
     print(f"calling loop, CPU     plain {pl:7.3f} s   recorded {rl:7.3f} s   ratio {rl / pl:.3f}   ({per_call:+.2f} us per call)")
     bw, bl = best(recorded, 0) / best(plain, 0), best(recorded, 2) / best(plain, 2)
     print(f"best of {args.rounds} rounds: whole command wall ratio {bw:.3f}, calling loop CPU ratio {bl:.3f}")
+    pa, pb = med(plain, 3), med(plain, 4)
+    ra, rb = med(recorded, 3), med(recorded, 4)
+    print(f"interleaved, one process, median per call: plain run {pa / 1e3:.1f} vs {pb / 1e3:.1f} us (A/A); "
+          f"recorded run: recorded model {ra / 1e3:.1f} us vs unrecorded copy {rb / 1e3:.1f} us "
+          f"(ratio {ra / rb:.3f}, {(ra - rb) / 1e3:+.2f} us per call)")
 
 
 if __name__ == "__main__":
