@@ -12,6 +12,7 @@ import typer
 
 from ts2export import __version__
 from ts2export.artifact_cli import register as register_artifact_commands
+from ts2export.record_cli import register as register_record_command
 
 app = typer.Typer(
     name="ts2export",
@@ -45,6 +46,10 @@ ProgressOpt = typer.Option(True, "--progress/--no-progress", help="Progress bar 
 BaselineOpt = typer.Option(None, "--baseline", metavar="FILE", help="Baseline file: only findings not in it count (default: `baseline` in \\[tool.ts2export]).")
 NoBaselineOpt = typer.Option(False, "--no-baseline", help="Ignore the baseline set in \\[tool.ts2export].")
 UnsafeOpt = typer.Option(False, "--unsafe-fixes", help="Also apply fixes that may change behaviour (see `ts2export explain`).")
+RecordingOpt = typer.Option(
+    None, "--recording", metavar="FILE",
+    help="A recording made by `ts2export record`: example inputs and dynamic dims from what the program did.",
+)
 PlanOpt = typer.Option(False, "--unsafe-fixes", help="Report what `apply --unsafe-fixes` would hold back (default: what `apply` would).")
 ExternalOpt = typer.Option(
     None, "--external-readers/--no-external-readers",
@@ -65,8 +70,14 @@ def _split(values: Optional[List[str]]) -> list[str]:
     return out
 
 
-def _run_engine(paths, select, ignore, config, jobs, fix, progress, plan="safe", external=None):
+def _run_engine(paths, select, ignore, config, jobs, fix, progress, plan="safe", external=None, recording=None):
     """Discover, configure and run the engine; user errors exit 2 with one line."""
+    tasks, options = _configure(paths, select, ignore, config, fix, plan, external, recording)
+    return _with_progress(tasks, options, jobs, progress)
+
+
+def _configure(paths, select, ignore, config, fix, plan="safe", external=None, recording=None):
+    """The files to check and the engine's options; user errors exit 2 with one line."""
     from ts2export.config import ConfigError, load_config
     from ts2export.discovery import DiscoveryError, discover
     from ts2export.engine import Options, Task
@@ -95,8 +106,22 @@ def _run_engine(paths, select, ignore, config, jobs, fix, progress, plan="safe",
         rule_options={"inputs": dict(cfg.inputs), "root": str(cfg.root)},
         plan=plan,
         external_readers=cfg.external_readers if external is None else external,
+        recording=_check_recording(recording),
     )
-    return _with_progress(tasks, options, jobs, progress)
+    return tasks, options
+
+
+def _check_recording(path) -> str | None:
+    """A recording given with --recording must load: one line and exit 2 otherwise."""
+    if path is None:
+        return None
+    from ts2export.recording import RecordingError, load_recording
+
+    try:
+        load_recording(path)
+    except RecordingError as exc:
+        raise fail(str(exc))
+    return str(path)
 
 
 def _per_file_ignores(path: Path, cfg) -> tuple[str, ...]:
@@ -230,12 +255,13 @@ def scan(
     progress: bool = ProgressOpt,
     unsafe_fixes: bool = PlanOpt,
     external_readers: Optional[bool] = ExternalOpt,
+    recording: Optional[Path] = RecordingOpt,
 ) -> None:
     """List every TorchScript construct, with a per-rule summary. Writes nothing.
 
     Findings whose fix `apply` would hold back (it would break code that stays TorchScript) say why.
     Exit 0 (findings are not a failure here; use `check` to gate), 2 on errors."""
-    run = _run_engine(paths, select, ignore, config, jobs, None, progress, _plan(unsafe_fixes), external_readers)
+    run = _run_engine(paths, select, ignore, config, jobs, None, progress, _plan(unsafe_fixes), external_readers, recording)
     _report(run.results, run.program, format, output, table=True)
     raise typer.Exit(_exit_code(run.results, pending=False))
 
@@ -252,6 +278,7 @@ def check(
     progress: bool = ProgressOpt,
     unsafe_fixes: bool = PlanOpt,
     external_readers: Optional[bool] = ExternalOpt,
+    recording: Optional[Path] = RecordingOpt,
     baseline: Optional[Path] = BaselineOpt,
     no_baseline: bool = NoBaselineOpt,
     update_baseline: bool = typer.Option(False, "--update-baseline", help="Rewrite the baseline without its gone entries (never adds new findings)."),
@@ -266,7 +293,7 @@ def check(
     try:
         gate = g.Gate.load(paths, config, select, ignore)
         run = lambda p: _run_engine(p or paths, select, ignore, config or gate.cfg.source, jobs, None, progress,  # noqa: E731
-                                    _plan(unsafe_fixes), external_readers)
+                                    _plan(unsafe_fixes), external_readers, recording)
         outcome = g.check(gate, run, diff_base, gate.baseline_path(baseline, not no_baseline), update_baseline)
     except g.GateError as exc:
         raise fail(str(exc))
@@ -347,6 +374,7 @@ def diff(
     jobs: int = JobsOpt,
     progress: bool = ProgressOpt,
     external_readers: Optional[bool] = ExternalOpt,
+    recording: Optional[Path] = RecordingOpt,
 ) -> None:
     """Show the unified diff that `apply` would write (git apply-able when piped). Writes nothing.
 
@@ -354,7 +382,8 @@ def diff(
     Exit 0 when nothing would change, 1 when something would, 2 on errors."""
     from ts2export.output import unified_diff
 
-    results = _run_engine(paths, select, ignore, config, jobs, _plan(unsafe_fixes), progress, external=external_readers).results
+    results = _run_engine(paths, select, ignore, config, jobs, _plan(unsafe_fixes), progress, external=external_readers,
+                          recording=recording).results
     changed = [r for r in results if r.changed]
     color = sys.stdout.isatty()
     console = _console() if color else None
@@ -383,8 +412,14 @@ def apply(
     jobs: int = JobsOpt,
     progress: bool = ProgressOpt,
     external_readers: Optional[bool] = ExternalOpt,
+    recording: Optional[Path] = RecordingOpt,
     baseline: Optional[Path] = BaselineOpt,
     no_baseline: bool = NoBaselineOpt,
+    test: Optional[str] = typer.Option(
+        None, "--test", metavar="CMD",
+        help="Apply unit by unit and keep only the units under which this command (your tests, e.g. \"pytest -q\") "
+        "still passes; the others are rolled back and named."),
+    test_timeout: Optional[float] = typer.Option(None, "--test-timeout", metavar="SECONDS", help="Limit of one run of --test."),
 ) -> None:
     """Write the fixes (safe ones; with --unsafe-fixes also unsafe ones) and list what is left.
 
@@ -399,10 +434,15 @@ def apply(
         known = g.load_baseline(g.Gate.load(paths, config, select, ignore), baseline, not no_baseline)
     except g.GateError as exc:
         raise fail(str(exc))
-    results = _run_engine(paths, select, ignore, config, jobs, _plan(unsafe_fixes), progress, external=external_readers).results
-    written = 0
+    if test is not None:
+        results, written = _gated(paths, select, ignore, config, jobs, _plan(unsafe_fixes), external_readers, recording,
+                                  test, test_timeout)
+    else:
+        results = _run_engine(paths, select, ignore, config, jobs, _plan(unsafe_fixes), progress,
+                              external=external_readers, recording=recording).results
+        written = 0
     for r in results:
-        if r.changed:
+        if r.changed and test is None:
             try:
                 atomic_write_bytes(Path(r.path), r.new)
                 written += 1
@@ -423,6 +463,32 @@ def apply(
         left, note = g.new_left(known, results)
         typer.echo(note)
     raise typer.Exit(_exit_code(results, pending=bool(left)))
+
+
+def _gated(paths, select, ignore, config, jobs, fix, external, recording, command, timeout):
+    """`apply --test`: unit by unit, kept where the command passes (ts2export.gated)."""
+    from ts2export.gated import GatedError, gated_apply
+
+    tasks, options = _configure(paths, select, ignore, config, fix, external=external, recording=recording)
+    try:
+        outcome = gated_apply(tasks, options, command, Path.cwd(), jobs or None, timeout,
+                              echo=lambda line: typer.echo(line, err=True))
+    except GatedError as exc:
+        raise fail(str(exc))
+    except KeyboardInterrupt:
+        typer.echo("interrupted: the tree holds the last state the test command accepted", err=True)
+        raise typer.Exit(130)
+    if outcome.kept:
+        typer.echo(f"Kept {len(outcome.kept)} unit(s) (`{command}` passes with them):")
+        for unit in outcome.kept:
+            typer.echo(f"  {unit}")
+    if outcome.rolled_back:
+        typer.echo(f"Rolled back {len(outcome.rolled_back)} unit(s) (`{command}` failed with them):")
+        for unit, why in outcome.rolled_back.items():
+            typer.echo(f"  {unit}: {why}")
+    typer.echo(f"`{command}` ran {outcome.runs} time(s), the baseline included.")
+    written = sum(1 for r in outcome.results if r.changed)
+    return outcome.results, written
 
 
 @app.command("rules")
@@ -477,6 +543,7 @@ def _main(version: bool = typer.Option(False, "--version", callback=_version, is
 
 # The artifact wing registers its own commands; the CLI is the only place that knows both wings.
 register_artifact_commands(app)
+register_record_command(app)
 
 
 def main() -> None:

@@ -32,7 +32,8 @@ from ts2export.engine import FileResult, Options, Task, analyze
 from ts2export.discovery import file_kind
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
-_CASE_KEYS = {"description", "unsafe_fixes", "select", "run", "entry", "remaining", "held", "rtol", "atol", "timeout"}
+_CASE_KEYS = {"description", "unsafe_fixes", "select", "run", "entry", "remaining", "held", "rtol", "atol", "timeout",
+              "record", "test"}
 
 
 @dataclass
@@ -45,6 +46,8 @@ class Case:
     entry: str = "main.py"
     remaining: tuple[str, ...] = ()
     held: tuple[str, ...] = ()  # "path:line:RULE" of the fixes apply must hold back
+    record: bool = False  # migrate with a recording of the program (`ts2export record`, then --recording)
+    test: str | None = None  # migrate with `apply --test CMD` ({python}: this interpreter), in a scratch copy
     rtol: float | None = None
     atol: float | None = None
     timeout: float = 600
@@ -78,6 +81,8 @@ def load_case(folder: Path) -> Case:
     case.run = bool(meta.get("run", (folder / "before" / case.entry).is_file()))
     case.remaining = tuple(meta.get("remaining", ()))
     case.held = tuple(meta.get("held", ()))
+    case.record = bool(meta.get("record", False))
+    case.test = meta.get("test")
     case.rtol, case.atol = meta.get("rtol"), meta.get("atol")
     case.timeout = float(meta.get("timeout", 600))
     return case
@@ -98,15 +103,33 @@ class Migration:
     held: dict[str, str] = field(default_factory=dict)  # "path:line:RULE" -> why apply held it back
     errors: list[str] = field(default_factory=list)
     second_pass_changes: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)  # units `apply --test` kept
+    rolled_back: dict[str, str] = field(default_factory=dict)  # units it rolled back, with the failing tests
 
 
-def case_options(case: Case, fix: str | None) -> Options:
+def record_program(case: Case, into: Path) -> Path:
+    """Run the case's program under `ts2export record` (in a scratch copy); the recording's path."""
+    work = into / "prog"
+    shutil.copytree(case.before, work, ignore=shutil.ignore_patterns("__pycache__"))
+    recording = into / "ts2export-recording.json"
+    env = dict(os.environ, PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1")
+    proc = subprocess.run(
+        [sys.executable, "-m", "ts2export", "record", "-q", "-o", str(recording), "--",
+         sys.executable, "-W", "ignore::DeprecationWarning", case.entry, str(into / "outputs.pt")],
+        cwd=work, env=env, capture_output=True, text=True, timeout=case.timeout,
+    )
+    if proc.returncode != 0 or not recording.is_file():
+        raise RuntimeError(f"recording {case.name} failed ({proc.returncode}):\n{(proc.stdout + proc.stderr)[-4000:]}")
+    return recording
+
+
+def case_options(case: Case, fix: str | None, recording: Path | None = None) -> Options:
     own = case.before / "pyproject.toml"  # a case may carry its own [tool.ts2export] (inputs, ...)
     cfg = load_config(case.before, own) if own.is_file() else Config(root=case.before)
     rule_options = {"inputs": dict(cfg.inputs), "root": str(case.before)}
     return Options(select=case.select or tuple(cfg.select), ignore=tuple(cfg.ignore), fix=fix,
                    rule_options=rule_options, plan="unsafe" if case.unsafe_fixes else "safe",
-                   external_readers=cfg.external_readers)
+                   external_readers=cfg.external_readers, recording=str(recording) if recording else None)
 
 
 def run_tree(files: dict[str, bytes], options: Options) -> list[FileResult]:
@@ -134,9 +157,40 @@ def migrate_files(files: dict[str, bytes], options: Options) -> Migration:
 
 
 def migrate_tree(case: Case) -> Migration:
-    """What ``apply`` makes of ``before/`` (in memory), what is left, and whether it is idempotent."""
+    """What ``apply`` makes of ``before/`` (in memory), what is left, and whether it is idempotent
+    (a ``record`` case is first run under ``ts2export record``, and migrated with the recording)."""
     files = {p.relative_to(case.before).as_posix(): p.read_bytes() for p in source_files(case.before)}
-    return migrate_files(files, case_options(case, "unsafe" if case.unsafe_fixes else "safe"))
+    mode = "unsafe" if case.unsafe_fixes else "safe"
+    if case.test:
+        return gated_tree(case, files, mode)
+    if not case.record:
+        return migrate_files(files, case_options(case, mode))
+    with tempfile.TemporaryDirectory(prefix="ts2export-record-") as tmp:
+        return migrate_files(files, case_options(case, mode, record_program(case, Path(tmp))))
+
+
+def gated_tree(case: Case, files: dict[str, bytes], mode: str) -> Migration:
+    """``apply --test`` on a scratch copy of ``before/``: what it keeps, what is left and held back."""
+    from ts2export.gated import gated_apply
+
+    out = Migration()
+    with tempfile.TemporaryDirectory(prefix="ts2export-gated-") as tmp:
+        work = Path(tmp) / "prog"
+        shutil.copytree(case.before, work, ignore=shutil.ignore_patterns("__pycache__"))
+        tasks = [Task(str(work / rel), kind) for rel in sorted(files) if (kind := file_kind(Path(rel)))]
+        command = case.test.format(python=sys.executable)
+        outcome = gated_apply(tasks, case_options(case, mode), command, work, jobs=1, timeout=case.timeout)
+        for rel in files:
+            out.files[rel] = (work / rel).read_bytes()
+        for r in outcome.results:
+            rel = Path(r.path).relative_to(work).as_posix()
+            if r.error:
+                out.errors.append(f"{rel}: {r.error}")
+            out.held.update({f"{rel}:{f.line}:{f.rule_id}": f.held for f in r.findings if f.held})
+        out.kept, out.rolled_back = outcome.kept, outcome.rolled_back
+    for r in run_tree(out.files, replace(case_options(case, None), plan=mode)):
+        out.remaining.update(f.rule_id for f in r.findings)
+    return out
 
 
 def run_program(tree: Path, entry: str, timeout: float, extra_files: dict[str, bytes] | None = None) -> tuple[object, str]:

@@ -37,6 +37,8 @@ class Options:
     rule_options: dict = field(default_factory=dict)
     plan: str = "safe"  # when only checking: the fix mode whose held-back fixes are reported
     external_readers: bool = False  # rewrite readers of artifacts that no file of the run writes
+    recording: str | None = None  # a `ts2export record` recording: the inputs the program was seen using
+    exclude_units: tuple[str, ...] = ()  # unit labels (see unit_label) whose fixes are held back
 
     @property
     def mode(self) -> str:
@@ -532,6 +534,12 @@ def mode_allows(applicability: Applicability, mode: str | None) -> bool:
     return applicability is Applicability.UNSAFE and mode == "unsafe"
 
 
+def unit_label(path: str, unit: str | None) -> str:
+    """The name of the group a fix migrates with: its unit, or, for a fix outside every unit, its
+    file (such fixes are independent of each other and of the units)."""
+    return unit or f"{path} (fixes outside units)"
+
+
 @dataclass
 class Run:
     """The results of a run, and the program model that decided what to hold back."""
@@ -562,6 +570,14 @@ def analyze(tasks: Sequence[Task], options: Options, jobs: int | None = None, pr
         return Run(first, None)
     program.attach(_scan_findings(first, options.mode))
     decision = program.solve()
+    excluded: dict[tuple[str, str], str] = {}
+    if options.exclude_units:  # units the caller rolls back (`apply --test`): held, with what depends on them
+        for r in first:
+            units = decision.units.get(r.path, {})
+            for f in r.findings:
+                if unit_label(r.path, units.get(f.anchor)) in options.exclude_units and f.anchor:
+                    excluded[(r.path, f.anchor)] = "rolled back: the test command failed with this unit applied"
+        decision = program.solve(excluded)
     if options.fix is None:
         for r in first:
             d = decision.for_file(r.path)
@@ -570,7 +586,7 @@ def analyze(tasks: Sequence[Task], options: Options, jobs: int | None = None, pr
         return Run(first, program)
     by_path = {r.path: r for r in first}
     todo = [t for t in tasks if any(mode_allows(f.applicability, options.fix) for f in by_path[t.path].findings)]
-    extra: dict[tuple[str, str], str] = {}
+    extra: dict[tuple[str, str], str] = dict(excluded)
     results = first
     notes: dict[str, list[str]] = {}  # warnings of every attempt (a dropped fix explains a held unit)
     for _attempt in range(3):
@@ -628,7 +644,12 @@ def _program(tasks: Sequence[Task], options: Options) -> Program | None:
             continue  # reported by the file's own check
     if not sources:
         return None
-    return Program(sources, external_readers=options.external_readers)
+    recording = None
+    if options.recording:
+        from ts2export.recording import load_recording
+
+        recording = load_recording(options.recording)  # the CLI has checked it loads
+    return Program(sources, external_readers=options.external_readers, recording=recording)
 
 
 def _keeps(rule_id: str) -> tuple[bool, bool]:

@@ -175,8 +175,9 @@ class FileDecision:
 class Program:
     """The program model of one run. ``sources`` maps each Python file of the run to its bytes."""
 
-    def __init__(self, sources: dict[str, bytes], external_readers: bool = False) -> None:
+    def __init__(self, sources: dict[str, bytes], external_readers: bool = False, recording=None) -> None:
         self.external_readers = external_readers
+        self.recording = recording  # a ts2export.recording.Recording: what the program was seen doing
         self.sources = sources
         self.files: dict[str, PyFile] = {}
         inits = {os.path.dirname(os.path.normpath(p)) for p in sources if os.path.basename(p) == "__init__.py"}
@@ -1166,7 +1167,7 @@ class Program:
                     arg = _first_arg(site.node, "obj", "func", "mod")
                     if arg is not None:
                         objects[object_key(site.scope, f.segment(arg))] = self.object_kind(f, arg) or "unknown"
-                    evidence = finder.evidence(site)
+                    evidence = self._recorded(site) or finder.evidence(site)
                     if evidence is not None:
                         inputs[object_key(site.scope, f.segment(site.node))] = evidence
                     layers = self.recurrent_layers(site)
@@ -1174,6 +1175,34 @@ class Program:
                         recurrent[object_key(site.scope, f.segment(site.node))] = layers
             out[path] = ProgramView(kinds, objects, inputs, recurrent)
         return out
+
+    def _recorded(self, site: Site) -> dict | None:
+        """The inputs a recording saw the module of an entry point called with (``ts2export record``),
+        as evidence for the rules: the example code, dynamic shapes with named dims (ranges seen),
+        static where nothing varied, and per input and dim the sizes (smallest and largest) seen."""
+        if self.recording is None:
+            return None
+        rec = self.recording.inputs_with_artifacts(site.file.path, site.start[0])
+        if rec is None or rec.args_code is None:
+            return None
+        varying = {(p, d): dim for dim in rec.dims for p, d in dim.members}
+        shapes = {p: shape for p, shape, _dtype in rec.shapes}
+        sizes = []
+        for name in rec.arg_names:
+            shape = shapes.get(name)
+            if shape is None:
+                sizes = []
+                break
+            sizes.append([[varying[(name, d)].min, varying[(name, d)].max] if (name, d) in varying else [n]
+                          for d, n in enumerate(shape)])
+        return {
+            "example": rec.args_code,
+            "kwargs": rec.kwargs_code,
+            "dynamic_shapes": rec.dynamic_shapes_inline_code,
+            "recorded": True,
+            "sizes": sizes,
+            "where": [f"recording ({rec.calls} call{'s' if rec.calls != 1 else ''} seen)"],
+        }
 
     def recurrent_layers(self, site: Site) -> tuple[str, ...]:
         """The recurrent layers (nn.GRU/LSTM/RNN) built in the code an entry point reaches: export
@@ -1192,14 +1221,14 @@ class Program:
                         found.add(name.rsplit(".", 1)[-1])
         return tuple(sorted(found))
 
-    def object_kind(self, f: PyFile, node: ast.AST, seen: frozenset = frozenset()) -> str:
+    def object_kind(self, f: PyFile, node: ast.AST, seen: frozenset = frozenset(), env: "Env | None" = None) -> str:
         """Whether what ``node`` evaluates to is a module instance, a function, a class, or
         cannot be told: every value it may have must agree (values met again add nothing)."""
         if id(node) in seen or len(seen) > _MAX_DEPTH:
             return ""
         seen = seen | {id(node)}
         kinds: set[str] = set()
-        for alt in self.values(f, node):
+        for alt in self.values(f, node, env=env):
             kinds.add(self._kind_of_value(alt, seen))
         kinds.discard("")
         if not kinds:
@@ -1235,7 +1264,7 @@ class Program:
             if found is not None and found[1].kind == "function":
                 returns = [r.value for r in _returns(found[1].node) if r.value is not None]
                 env = self._call_env(vf, expr, found[0], found[1])
-                kinds = {k for r in returns for k in (self._kind_of_value(alt, seen) for alt in self.values(found[0], r, env=env))} - {""}
+                kinds = {self.object_kind(found[0], r, seen, env) for r in returns} - {""}
                 return kinds.pop() if len(kinds) == 1 else "unknown"
             if isinstance(expr.func, ast.Attribute) and expr.func.attr in SELF_METHODS:
                 return self.object_kind(vf, expr.func.value, seen)

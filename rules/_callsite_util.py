@@ -1267,9 +1267,14 @@ def plan_script(rule: Rule, call: cst.Call) -> Plan:
         return Plan(problem=problem)
     example, source = script_inputs(rule, call, model)
     evidence = evidence_of(rule, call)
-    if example is None and evidence is not None and evidence.get("example"):
+    recorded = bool(evidence and evidence.get("recorded") and evidence.get("example"))
+    if recorded and source != "hint":  # what the program was seen doing beats what the source suggests
+        example = cst.parse_expression(evidence["example"])
+        source = f"{evidence['where'][0]}"
+    elif example is None and evidence is not None and evidence.get("example"):
         example = cst.parse_expression(evidence["example"])
         source = f"calls of the module at {', '.join(evidence['where'][:3])} (shapes and dtypes; ones and zeros)"
+        recorded = False
     target = rule.parent(value_expr(rule, call))
     name = code(target.targets[0].target) if isinstance(target, cst.Assign) and len(target.targets) == 1 else code(model)
     if example is None:
@@ -1281,9 +1286,13 @@ def plan_script(rule: Rule, call: cst.Call) -> Plan:
             f"`torch.jit.script({code(model)})` needs example inputs to export and nothing here shows them: add "
             f"`# ts2export: inputs=(torch.ones(2, 8),)` (your shapes; ones/zeros leave the random number generator alone) "
             f"on this line, or `\"{_relative_path(rule)}::{name}\" = \"(torch.ones(2, 8),)\"` under "
-            "[tool.ts2export.inputs] in pyproject.toml"))
+            "[tool.ts2export.inputs] in pyproject.toml, or run the program under `ts2export record -- python ...` "
+            "and apply with `--recording ts2export-recording.json`"))
     dim, imports = dim_name(rule, call)
-    ex, why = export_args(rule, example, None, dim, lowered(rule, call), evidence)
+    if recorded:  # the recording's own dynamic shapes: named dims over the sizes seen, static elsewhere
+        ex, why = ExportArgs(evidence["example"], evidence.get("kwargs"), evidence.get("dynamic_shapes") or "None"), None
+    else:
+        ex, why = export_args(rule, example, None, dim, lowered(rule, call), evidence)
     if ex is None:
         return Plan(problem=f"example inputs from the {source}: {why}")
     plan = plan_uses(rule, call, lambda ep: _export_code(code(model), ex), "scripted module")
@@ -1313,7 +1322,7 @@ def plan_script(rule: Rule, call: cst.Call) -> Plan:
             "`torch.jit.trace_module(model, {\"forward\": x, \"" + entry[0] + "\": y})`, which TSX308 rewrites to one "
             "program per method in a pt2 archive), or add `# ts2export: inputs." + entry[0] + "=(...)` hints next to "
             "the `inputs=` hint, or confirm no reader calls them and remove the decorator"))
-    plan.imports = [Import("torch"), *imports]
+    plan.imports = [Import("torch"), *([] if recorded else imports)]
     plan.notes.insert(0, f"example inputs from the {source}: `{ex.args}`")
     return plan
 

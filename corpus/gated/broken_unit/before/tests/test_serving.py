@@ -1,0 +1,25 @@
+"""Golden tests of the deployed artifacts: values recorded from what production serves."""
+import tempfile
+
+import pytest
+import torch
+
+from export import export_all
+from serve import run_scale, run_threshold
+
+
+@pytest.fixture(scope="module")
+def folder():
+    with tempfile.TemporaryDirectory() as d:
+        export_all(d)
+        yield d
+
+
+def test_scale_shape(folder):
+    assert run_scale(folder, torch.ones(5, 4)).shape == (5, 4)
+
+
+def test_threshold_matches_production(folder):
+    # Production doubles every batch, whatever its sign (the artifact was traced on a positive batch).
+    x = -3 * torch.ones(3, 4)
+    torch.testing.assert_close(run_threshold(folder, x), x * 2)

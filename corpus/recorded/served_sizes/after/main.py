@@ -1,0 +1,27 @@
+"""Scripts the tagger and serves requests whose sizes come from the request stream (a config here):
+nothing in the source shows the shapes the model is called with."""
+import json
+import sys
+
+import torch
+
+from model import Tagger
+
+REQUESTS = json.loads('[{"batch": 2, "length": 7}, {"batch": 3, "length": 7}, {"batch": 5, "length": 11},'
+                      ' {"batch": 2, "length": 11}, {"batch": 3, "length": 11}]')
+
+
+def main(out):
+    torch.manual_seed(0)
+    tagger = torch.export.export(Tagger().eval(), (torch.zeros(2, 7, dtype=torch.long),), dynamic_shapes=({0: torch.export.Dim("ids_dim0", min=2, max=5), 1: torch.export.Dim("ids_dim1", min=7, max=11)},)).module()
+    generator = torch.Generator().manual_seed(1)
+    results = []
+    with torch.no_grad():
+        for request in REQUESTS:
+            ids = torch.randint(0, 40, (request["batch"], request["length"]), generator=generator)
+            results.append(tagger(ids))
+    torch.save(results, out)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

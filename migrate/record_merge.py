@@ -1,0 +1,219 @@
+"""Merging what `ts2export record` collected: shards of processes, and sites sharing an artifact.
+
+Each process under `ts2export record` writes one shard (see ts2export.record_hooks): per call site
+the inputs of every method, aggregated. `merge_shards` folds them into one recording; the same
+functions merge the methods of several call sites (the sites that saved or loaded one artifact) in
+ts2export.recording. Pure data: the standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+FORMAT = "ts2export-recording"
+VERSION = 1
+MAX_SIZES = 32  # distinct sizes kept per dim in the recording
+MAX_SHAPES = 64  # distinct shapes listed per variant
+MAX_CONST_VALUES = 8
+SAMPLES_PER_METHOD = 3
+SAMPLE_FILE_BYTES = 64 << 20
+
+
+# ---- merging aggregated inputs -----------------------------------------------------------------------
+
+
+def variant_key(v: dict) -> str:
+    """Variants merge when structure, dtypes and ranks agree."""
+    return json.dumps([v["args"], v["kwargs"], [(t["dtype"], len(t["dims"])) for t in v["tensors"]]], sort_keys=True)
+
+
+def _meet(a: list, b: list) -> list:
+    """The common refinement of two partitions of (tensor, dim): together only if together in both."""
+    label_a = {tuple(m): i for i, members in enumerate(a) for m in members}
+    label_b = {tuple(m): i for i, members in enumerate(b) for m in members}
+    groups: dict[tuple, list] = {}
+    for members in a:
+        for m in members:
+            groups.setdefault((label_a[tuple(m)], label_b.get(tuple(m), tuple(m))), []).append(list(m))
+    return list(groups.values())
+
+
+def _copy(obj: Any) -> Any:
+    return json.loads(json.dumps(obj))
+
+
+def merge_variant(into: dict, v: dict) -> None:
+    """Fold variant `v` into `into` (same variant_key)."""
+    into["calls"] += v["calls"]
+    for ti, (ta, tb) in enumerate(zip(into["tensors"], v["tensors"])):
+        for da, db in zip(ta["dims"], tb["dims"]):
+            da["min"] = min(da["min"], db["min"])
+            da["max"] = max(da["max"], db["max"])
+            sizes = sorted(set(da["sizes"]) | set(db["sizes"]))
+            da["more_sizes"] = da["more_sizes"] or db["more_sizes"] or len(sizes) > MAX_SIZES
+            da["sizes"] = sizes[:MAX_SIZES]
+        if tb.get("values") is not None:
+            if ta.get("values") is None:
+                ta["values"] = list(tb["values"])
+            else:
+                ta["values"] = [min(ta["values"][0], tb["values"][0]), max(ta["values"][1], tb["values"][1])]
+        ta["devices"] = sorted(set(ta["devices"]) | set(tb["devices"]))
+    for ca, cb in zip(into["consts"], v["consts"]):
+        for value in cb["values"]:
+            if value not in ca["values"]:
+                if len(ca["values"]) < MAX_CONST_VALUES:
+                    ca["values"].append(value)
+                else:
+                    ca["more_values"] = True
+        ca["more_values"] = ca["more_values"] or cb["more_values"]
+    into["classes"] = _meet(into["classes"], v["classes"])
+    counts: dict[str, int] = {}
+    for shape, n in into["shapes"] + v["shapes"]:
+        k = json.dumps(shape)
+        counts[k] = counts.get(k, 0) + n
+    ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    into["more_shapes"] = into.get("more_shapes", 0) + v.get("more_shapes", 0) + max(0, len(ordered) - MAX_SHAPES)
+    into["shapes"] = [[json.loads(k), n] for k, n in ordered[:MAX_SHAPES]]
+
+
+def merge_method(into: dict, m: dict) -> list[tuple[int, int]]:
+    """Fold method stats `m` into `into`; returns (variant index in m, index in into) pairs."""
+    for field in ("calls", "trace_examples", "uncached_calls", "dropped_calls"):
+        into[field] = into.get(field, 0) + m.get(field, 0)
+    if not into.get("arg_names") and m.get("arg_names"):
+        into["arg_names"] = list(m["arg_names"])
+    index = {variant_key(v): i for i, v in enumerate(into["variants"])}
+    mapping = []
+    for j, v in enumerate(m["variants"]):
+        k = variant_key(v)
+        if k in index:
+            merge_variant(into["variants"][index[k]], v)
+        else:
+            index[k] = len(into["variants"])
+            into["variants"].append(_copy(v))
+            into["variants"][-1]["shapes"] = into["variants"][-1]["shapes"][:MAX_SHAPES]
+        mapping.append((j, index[k]))
+    return mapping
+
+
+def empty_method() -> dict:
+    return {"arg_names": [], "calls": 0, "trace_examples": 0, "uncached_calls": 0, "dropped_calls": 0, "variants": [], "samples": []}
+
+
+# ---- shards -> recording ---------------------------------------------------------------------------------
+
+
+def read_shards(shard_dir: str | os.PathLike[str]) -> list[dict]:
+    """Every complete shard in the folder (a shard being replaced is read in its last full state)."""
+    shards = []
+    for path in sorted(Path(shard_dir).glob("shard-*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if data.get("format") == "ts2export-record-shard":
+            shards.append(data)
+    return shards
+
+
+def _relative(path: str, cwd: str) -> str:
+    try:
+        return Path(path).relative_to(cwd).as_posix()
+    except ValueError:
+        return path
+
+
+def merge_shards(shards: list[dict], cwd: str) -> tuple[dict, list[dict]]:
+    """(recording without samples, candidate samples) from the shards of one run.
+
+    Candidate samples: {"site": i, "method": name, "variant": j, "file": shard-file, "shapes": ..., "bytes": n}."""
+    sites: dict[tuple, dict] = {}
+    candidates: list[dict] = []
+    errors, first_error = 0, None
+    for shard in shards:
+        errors += shard.get("errors", 0)
+        first_error = first_error or shard.get("error")
+        for s in shard.get("sites", []):
+            key = (s["kind"], s["file"], s["line"], s["col"], s["target"])
+            site = sites.get(key)
+            if site is None:
+                site = sites[key] = {k: s[k] for k in ("kind", "file", "line", "end_line", "col", "end_col", "function", "target")}
+                site.update(created=0, artifacts=[], saved=[], methods={})
+            site["created"] += s.get("created", 0)
+            for field in ("artifacts", "saved"):
+                for p in s.get(field, []):
+                    if p not in site[field]:
+                        site[field].append(p)
+            for name, m in s.get("methods", {}).items():
+                into = site["methods"].setdefault(name, empty_method())
+                mapping = dict(merge_method(into, m))
+                for sample in m.get("samples", []):
+                    candidates.append({"key": key, "method": name, "variant": mapping.get(sample["variant"], 0), **{k: sample[k] for k in ("file", "shapes", "bytes")}})
+    ordered = sorted(sites.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][3], kv[0][0], kv[0][4]))
+    ids = {key: f"s{i + 1}" for i, (key, _) in enumerate(ordered)}
+    out_sites = []
+    artifacts: dict[str, dict] = {}
+    for key, site in ordered:
+        site = {"id": ids[key], **site, "path": _relative(site["file"], cwd)}
+        site["artifacts"] = sorted(site["artifacts"])
+        site["saved"] = sorted(site["saved"])
+        out_sites.append(site)
+        for p in site["artifacts"]:
+            artifacts.setdefault(p, {"saved_by": [], "loaded_by": []})["loaded_by"].append(site["id"])
+        for p in site["saved"]:
+            artifacts.setdefault(p, {"saved_by": [], "loaded_by": []})["saved_by"].append(site["id"])
+    for c in candidates:
+        c["site"] = ids[c.pop("key")]
+    recording = {
+        "format": FORMAT,
+        "version": VERSION,
+        "cwd": cwd,
+        "processes": len(shards),
+        "recorder_errors": errors,
+        "recorder_error": first_error,
+        "sites": out_sites,
+        "artifacts": [{"file": p, "path": _relative(p, cwd), **artifacts[p]} for p in sorted(artifacts)],
+    }
+    return recording, candidates
+
+
+def pick_samples(candidates: list[dict], per_method: int, max_bytes: int) -> list[dict]:
+    """Up to `per_method` samples per (site, method), distinct shapes first, small ones first, within max_bytes."""
+    by_method: dict[tuple, list[dict]] = {}
+    for c in candidates:
+        by_method.setdefault((c["site"], c["method"]), []).append(c)
+    chosen, total = [], 0
+    for key in sorted(by_method):
+        seen: set[str] = set()
+        picked = 0
+        for c in sorted(by_method[key], key=lambda c: (c["bytes"], c["file"])):
+            shape = json.dumps(c["shapes"])
+            if picked >= per_method or shape in seen or total + c["bytes"] > max_bytes:
+                continue
+            seen.add(shape)
+            chosen.append(c)
+            picked += 1
+            total += c["bytes"]
+    return chosen
+
+
+def dumps(obj: Any, width: int = 100, indent: str = "") -> str:
+    """JSON, one value per line except containers that fit on one line of `width` characters."""
+    flat = json.dumps(obj, separators=(", ", ": "))
+    if not isinstance(obj, (dict, list)) or len(flat) + len(indent) <= width or not obj:
+        return flat
+    inner = indent + "  "
+    if isinstance(obj, list):
+        items = [inner + dumps(v, width, inner) for v in obj]
+        return "[\n" + ",\n".join(items) + "\n" + indent + "]"
+    items = [inner + json.dumps(k) + ": " + dumps(v, width, inner) for k, v in obj.items()]
+    return "{\n" + ",\n".join(items) + "\n" + indent + "}"
+
+
+def samples_path(recording_path: Path) -> Path:
+    """The samples archive next to a recording: `name.json` -> `name.samples.zip`."""
+    p = Path(recording_path)
+    return p.with_suffix(".samples.zip") if p.suffix == ".json" else p.with_name(p.name + ".samples.zip")
