@@ -140,7 +140,7 @@ def conform(value: Any, spec: Any) -> Any:
     program then reports the difference)."""
     if spec is None or spec.is_leaf():
         return value
-    children = spec.children()
+    children = spec.children() if callable(getattr(spec, "children", None)) else spec.children_specs  # torch < 2.12
     if spec.type in (tuple, list) and isinstance(value, (tuple, list)) and len(value) == len(children):
         return spec.type(conform(v, c) for v, c in zip(value, children))
     if spec.type is dict and isinstance(value, dict) and set(value) == set(spec.context):
