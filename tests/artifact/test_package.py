@@ -1,10 +1,11 @@
 """package: an AOTInductor package for C++ servers, told apart from a torch.export .pt2, verified
 against the TorchScript original, loaded from C++ with the code in docs/artifacts.md.
 
-One small corpus model is compiled once per test session (AOTInductor takes about a minute on CPU);
-the tests share one xdist worker so that it is compiled once in all."""
+One small corpus model is compiled once for the whole run: the xdist workers share it through a
+file lock (AOTInductor takes about a minute on CPU)."""
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -12,33 +13,44 @@ from pathlib import Path
 
 import pytest
 import torch
+from filelock import FileLock
 
 from ts2export.artifact.errors import ArtifactError
 from ts2export.artifact.loading import artifact_kind, load_pt2, load_torchscript
 
-from .conftest import ROOT, load_corpus, save_torchscript
+from .conftest import ROOT, _quiet, load_corpus, method_specs, save_torchscript
 
 COMPILER = shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.xdist_group("aoti"),  # one worker, one compile
     pytest.mark.skipif(COMPILER is None, reason="AOTInductor needs a C++ compiler (g++); .ci/run installs it"),
 ]
 
 
-@pytest.fixture(scope="session")  # session, not module: a module fixture is rebuilt when xdist interleaves modules
-def packaged(artifacts, tmp_path_factory):
-    """(TorchScript, .pt2, package, package stdout) for small_cnn."""
+@pytest.fixture(scope="session")
+def packaged(tmp_path_factory):
+    """(TorchScript, .pt2, package, package stdout) for small_cnn, built once for all workers."""
     from typer.testing import CliRunner
 
+    from ts2export.artifact.convert import convert
     from ts2export.artifact_cli import make_app
 
-    out = tmp_path_factory.mktemp("aoti") / "small_cnn_aoti.pt2"
-    pt2 = artifacts.pt2("small_cnn")
-    result = CliRunner().invoke(make_app(), ["package", str(pt2), "-o", str(out), "--verify"], catch_exceptions=False)
-    assert result.exit_code == 0, result.stdout + result.stderr
-    return artifacts.torchscript("small_cnn"), pt2, out, result.stdout
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # one directory for all workers of this run
+    work = shared / "aoti"
+    old, pt2, pkg, log = work / "small_cnn.pt", work / "small_cnn.pt2", work / "small_cnn_aoti.pt2", work / "package.out"
+    with FileLock(str(shared / "aoti.lock")):
+        if not log.exists():
+            work.mkdir(exist_ok=True)
+            model, example, specs, legacy = load_corpus("small_cnn")
+            save_torchscript(model, example, legacy, old)
+            with _quiet():
+                convert(str(old), str(pt2), method_specs("small_cnn", specs)[0])
+            result = CliRunner().invoke(make_app(), ["package", str(pt2), "-o", str(pkg), "--verify"], catch_exceptions=False)
+            assert result.exit_code == 0, result.stdout + result.stderr
+            log.write_text(result.stdout, encoding="utf-8")
+    return old, pt2, pkg, log.read_text(encoding="utf-8")
 
 
 def test_package_compiles_and_checks_itself_against_the_pt2(packaged):
@@ -153,7 +165,6 @@ def test_migrate_artifact_adds_the_package_step(artifacts, cli, tmp_path):
 
 
 def test_no_cpp_compiler_is_one_line(artifacts, tmp_path):
-    import os
     import sys
 
     env = {**os.environ, "CXX": str(tmp_path / "no-such-g++"), "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "cache")}
