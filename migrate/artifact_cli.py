@@ -1,4 +1,4 @@
-"""Artifact commands for the ts2export CLI: convert, verify, lower, migrate-artifact.
+"""Artifact commands for the ts2export CLI: convert, verify, package, lower, migrate-artifact.
 
 `register(app)` adds them to a typer app. Nothing heavy is imported here: torch and executorch are
 imported inside the commands so that `ts2export --help` stays fast.
@@ -23,7 +23,12 @@ EXIT_OK, EXIT_MISMATCH, EXIT_ERROR = 0, 1, 2
 InputOpt = typer.Option(
     None, "--input", "-i", help="Input spec, one per positional input: DTYPE[dims]{lo..hi}, e.g. 'float32[B=1..64,3,224,224]'; METHOD:SPEC for other methods."
 )
-InputsOpt = typer.Option(None, "--inputs", help="File holding a torch.save'd tuple of input tensors.")
+InputsOpt = typer.Option(
+    None, "--inputs", help="File holding what forward is called with, torch.save'd: a tensor, a tuple/list of arguments, or a dict (any nesting of tensors)."
+)
+DeviceOpt = typer.Option(
+    "auto", "--device", help="auto (the device the artifact's graph or weights name, else as available), cpu, cuda[:N], xpu[:N], mps."
+)
 IsolateOpt = typer.Option(False, "--isolate", help="Load and run the TorchScript file in a subprocess (see the security note).")
 TimeoutOpt = typer.Option(600.0, "--timeout", help="Seconds before an --isolate subprocess is killed.")
 VerboseOpt = typer.Option(False, "--verbose", "-v", help="Show warnings and tracebacks.")
@@ -123,11 +128,13 @@ def convert_cmd(
     method: Optional[list[str]] = typer.Option(None, "--method", "-m", help="Method to convert (repeat); default forward."),
     list_methods: bool = typer.Option(False, "--list-methods", help="List the module's methods and exit."),
     seed: int = typer.Option(0, "--seed", help="Seed for the example inputs made from specs."),
+    device: str = DeviceOpt,
+    to_device: Optional[str] = typer.Option(None, "--to-device", help="Move the converted program to this device (move_to_device_pass) before saving."),
     isolate: bool = IsolateOpt,
     timeout: float = TimeoutOpt,
     verbose: bool = VerboseOpt,
 ) -> None:
-    """Convert a saved TorchScript module into an ExportedProgram archive (.pt2)."""
+    """Convert a saved TorchScript module into an ExportedProgram archive (.pt2), on the device it needs."""
     if isolate:
         _isolated(ctx, timeout)
 
@@ -136,7 +143,7 @@ def convert_cmd(
         from ts2export.artifact.loading import load_torchscript, script_methods
 
         if list_methods:
-            sm = load_torchscript(old)
+            sm = load_torchscript(old, "cpu")
             for name in script_methods(sm):
                 args = ", ".join(f"{a.name}: {a.type}" for a in list(getattr(sm, name).schema.arguments)[1:])
                 typer.echo(f"{name}({args})")
@@ -145,7 +152,11 @@ def convert_cmd(
             raise ArtifactError("convert needs -o/--output NEW.pt2")
         from ts2export.artifact.convert import convert
 
-        rep = convert(str(old), str(output), input or (), str(inputs) if inputs else None, method or ())
+        rep = convert(
+            str(old), str(output), input or (), str(inputs) if inputs else None, method or (), seed, device, to_device
+        )
+        for n in rep.notes:
+            typer.echo(f"note: {n}")
         for m in rep.methods:
             typer.echo(f"{m.method}: converted with {m.strategy} in {m.seconds:.1f} s; inputs {', '.join(m.inputs)}")
             if verbose:
@@ -154,7 +165,8 @@ def convert_cmd(
         others = [n for n in rep.available if n not in {m.method for m in rep.methods}]
         if others:
             typer.echo(f"not converted (use --method): {', '.join(others)}")
-        typer.echo(f"wrote {rep.output}")
+        moved = f", moved to {rep.saved_on}" if rep.saved_on != rep.device else ""
+        typer.echo(f"wrote {rep.output} (converted on {rep.device}{moved})")
         return EXIT_OK
 
     _guard(verbose, body)
@@ -166,7 +178,7 @@ def verify_cmd(
     new: Path = typer.Argument(..., help="Converted .pt2 or lowered .pte."),
     input: Optional[list[str]] = InputOpt,
     inputs: Optional[Path] = InputsOpt,
-    device: str = typer.Option("auto", "--device", help="auto, cpu, cuda[:N], xpu[:N] or mps."),
+    device: str = DeviceOpt,
     samples: int = typer.Option(3, "--samples", help="Generated input sets (dims at min, max, middle, then random)."),
     rtol: Optional[float] = typer.Option(None, "--rtol", help="Relative tolerance (with --atol); default per dtype."),
     atol: Optional[float] = typer.Option(None, "--atol", help="Absolute tolerance (with --rtol)."),
@@ -174,11 +186,15 @@ def verify_cmd(
     format: str = typer.Option("text", "--format", help="text or json."),
     reference: Optional[str] = typer.Option(None, "--reference", help="module:callable (or file.py:callable) building the eager model."),
     method: Optional[list[str]] = typer.Option(None, "--method", "-m", help="Only these methods."),
+    benchmark: bool = typer.Option(False, "--benchmark", help="Also time OLD and NEW on the device: median latency, peak device memory, ratio."),
+    runs: int = typer.Option(20, "--runs", help="Timed runs per model for --benchmark (median reported)."),
+    warmup: int = typer.Option(5, "--warmup", help="Untimed warm-up runs per model for --benchmark."),
+    graph: bool = typer.Option(False, "--graph", help="Also capture NEW (.pt2) in a device graph and compare its replays with OLD (needs an accelerator)."),
     isolate: bool = IsolateOpt,
     timeout: float = TimeoutOpt,
     verbose: bool = VerboseOpt,
 ) -> None:
-    """Run OLD and NEW on the same inputs and compare every output."""
+    """Run OLD and NEW (.pt2, AOTInductor package or .pte) on the same inputs and compare every output."""
     if format not in ("text", "json"):
         _err(f"--format must be text or json, not {format!r}")
         raise typer.Exit(EXIT_ERROR)
@@ -190,12 +206,39 @@ def verify_cmd(
 
         rep = verify(
             str(old), str(new), input or (), str(inputs) if inputs else None, device, samples, rtol, atol, seed,
-            reference, method or (),
+            reference, method or (), runs if benchmark else 0, warmup, graph,
         )
         typer.echo(rep.to_json() if format == "json" else rep.to_text())
         return EXIT_OK if rep.ok else EXIT_MISMATCH
 
     _guard(verbose, body, json_errors=format == "json")
+
+
+def package_cmd(
+    new: Path = typer.Argument(..., help="ExportedProgram archive (.pt2) written by convert."),
+    output: Path = typer.Option(..., "--output", "-o", help="Where to write the AOTInductor package (*.pt2)."),
+    device: str = typer.Option("auto", "--device", help="Device to compile for: auto (the accelerator, else cpu), cpu, cuda[:N], ..."),
+    method: Optional[list[str]] = typer.Option(None, "--method", "-m", help="Only these programs (default: all)."),
+    verify: bool = typer.Option(False, "--verify", help="Run the package on the stored and generated inputs and compare with the .pt2."),
+    samples: int = typer.Option(3, "--samples"),
+    seed: int = typer.Option(0, "--seed"),
+    verbose: bool = VerboseOpt,
+) -> None:
+    """Compile a .pt2 into an AOTInductor package for C++ servers (torch::inductor::AOTIModelPackageLoader)."""
+
+    def body() -> int:
+        from ts2export.artifact.package import package
+        from ts2export.artifact.verify import verify_package_against_program
+
+        rep = package(str(new), str(output), device, method or ())
+        typer.echo(rep.to_text())
+        if verify:
+            v = verify_package_against_program(str(new), str(output), samples, seed)
+            typer.echo(v.to_text())
+            return EXIT_OK if v.ok else EXIT_MISMATCH
+        return EXIT_OK
+
+    _guard(verbose, body)
 
 
 def lower_cmd(
@@ -233,18 +276,20 @@ def migrate_artifact_cmd(
     out: Optional[Path] = typer.Option(None, "--out", help="Output directory (default ./<name>_export)."),
     method: Optional[list[str]] = typer.Option(None, "--method", "-m"),
     backend: str = typer.Option("xnnpack", "--backend"),
-    device: str = typer.Option("auto", "--device"),
+    device: str = DeviceOpt,
+    to_device: Optional[str] = typer.Option(None, "--to-device", help="Move the converted .pt2 to this device before saving."),
     samples: int = typer.Option(3, "--samples"),
     seed: int = typer.Option(0, "--seed"),
     reference: Optional[str] = typer.Option(None, "--reference"),
     rtol: Optional[float] = typer.Option(None, "--rtol"),
     atol: Optional[float] = typer.Option(None, "--atol"),
     lower: bool = typer.Option(True, "--lower/--no-lower", help="Lower to .pte and verify it (needs executorch)."),
+    package: bool = typer.Option(False, "--package/--no-package", help="Also build an AOTInductor package for the verify device and verify it."),
     isolate: bool = IsolateOpt,
     timeout: float = TimeoutOpt,
     verbose: bool = VerboseOpt,
 ) -> None:
-    """convert -> verify -> lower -> verify, writing report.md and report.json."""
+    """convert -> verify -> [package -> verify] -> lower -> verify, writing report.md and report.json."""
     if isolate:
         _isolated(ctx, timeout)
 
@@ -253,7 +298,7 @@ def migrate_artifact_cmd(
 
         rep = migrate_artifact(
             str(old), str(out) if out else None, input or (), str(inputs) if inputs else None, method or (),
-            backend, device, samples, seed, reference, rtol, atol, lower,
+            backend, device, samples, seed, reference, rtol, atol, lower, to_device, package,
         )
         for s in rep.steps:
             typer.echo(f"{s['step']}: {s['result']} ({s['seconds']:.1f} s) {s.get('detail', '')}".rstrip())
@@ -269,6 +314,7 @@ def register(app: typer.Typer) -> None:
     """Add the artifact commands to `app`."""
     app.command("convert")(convert_cmd)
     app.command("verify")(verify_cmd)
+    app.command("package")(package_cmd)
     app.command("lower")(lower_cmd)
     app.command("migrate-artifact")(migrate_artifact_cmd)
 

@@ -16,9 +16,11 @@ class CppJitLoad(TextRule):
     ## Why
     These load TorchScript files into the TorchScript interpreter (`libtorch`) or the lite
     interpreter. A migrated model is a `torch.export` program, compiled for the target:
-    - server / desktop C++: an AOTInductor package built in Python with
-      `torch._inductor.aoti_compile_and_package(ep, package_path="model.pt2")`, loaded with
-      `torch::inductor::AOTIModelPackageLoader loader("model.pt2");` (header
+    - server / desktop C++: an AOTInductor package, built from the saved artifact with
+      `ts2export convert model.pt -o model.pt2 --input ...` then
+      `ts2export package model.pt2 -o model_aoti.pt2` (or in Python with
+      `torch._inductor.aoti_compile_and_package(ep, package_path="model.pt2")`), loaded with
+      `torch::inductor::AOTIModelPackageLoader loader("model_aoti.pt2");` (header
       `torch/csrc/inductor/aoti_package/model_package_loader.h`) and run with
       `std::vector<at::Tensor> out = loader.run(inputs);` where `inputs` is a
       `std::vector<at::Tensor>`;
@@ -64,9 +66,11 @@ class CppJitLoad(TextRule):
         for line, column, m in findings(text, _LOAD):
             if m.group(1) == "_load_for_mobile":
                 message = ("`torch::jit::_load_for_mobile` loads a lite-interpreter (.ptl) model; load an ExecuTorch "
-                           "`.pte` with `executorch::extension::Module(\"model.pte\")` and call `forward`/`execute`")
+                           "`.pte` (`ts2export convert` then `ts2export lower`) with "
+                           "`executorch::extension::Module(\"model.pte\")` and call `forward`/`execute`")
             else:
                 message = ("`torch::jit::load` loads TorchScript; load an AOTInductor package instead "
-                           "(`torch::inductor::AOTIModelPackageLoader(path)`, `.run(std::vector<at::Tensor>)`, built with "
-                           "`torch._inductor.aoti_compile_and_package`) or an ExecuTorch .pte with the ExecuTorch C++ `Module`")
+                           "(`torch::inductor::AOTIModelPackageLoader(path)`, `.run(std::vector<at::Tensor>)`; build it with "
+                           "`ts2export convert` then `ts2export package model.pt2 -o model_aoti.pt2`) or an ExecuTorch .pte "
+                           "(`ts2export lower`) with the ExecuTorch C++ `Module`")
             yield TextFinding(line, column, message)

@@ -57,8 +57,8 @@ class CppJitModule(TextRule):
     def check(self, text: str) -> Iterator[TextFinding]:
         for line, column, m in findings(text, _MODULE):
             kind = "mobile::Module" if "mobile" in m.group(1) else "Module"
-            target = ("`executorch::extension::Module` (ExecuTorch .pte)" if kind == "mobile::Module" else
-                      "`torch::inductor::AOTIModelPackageLoader` (AOTInductor .pt2, `run(std::vector<at::Tensor>)`) or "
-                      "`executorch::extension::Module` (ExecuTorch .pte)")
+            target = ("`executorch::extension::Module` (ExecuTorch .pte from `ts2export lower`)" if kind == "mobile::Module" else
+                      "`torch::inductor::AOTIModelPackageLoader` (AOTInductor .pt2 from `ts2export package`, "
+                      "`run(std::vector<at::Tensor>)`) or `executorch::extension::Module` (ExecuTorch .pte from `ts2export lower`)")
             shown = re.sub(r"\s+", "", m.group(0))
             yield TextFinding(line, column, f"`{shown}` holds a TorchScript model; hold {target} instead")

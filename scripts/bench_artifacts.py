@@ -5,7 +5,11 @@
    the bare time to load the TorchScript and the .pt2 and run both on the same input sets.
    Target: <= 1.2x.
 2. `.pte` (XNNPACK) vs TorchScript on CPU for the corpus models: median latency and file size, with
-   ratios. Target: median latency ratio (.pte / TorchScript) <= 0.7.
+   ratios. Target: median latency ratio (.pte / TorchScript) <= 0.7. Needs executorch: without it,
+   one line says the table is skipped. `--skip-latency` skips it (and lowering) on purpose.
+
+`--models` takes corpus model names and `resnet18`, a ResNet-18 (torchvision's when installed, else
+an equivalent built here) at 3x224x224, for the verify overhead at ResNet scale.
 
 Usage: python scripts/bench_artifacts.py [--device auto|cpu|cuda] [--repeats N] [--iters N]
        [--models a,b,...] [--skip-latency]
@@ -35,6 +39,8 @@ DEFAULT_MODELS = [
 
 
 def load_corpus(name: str):
+    if name == "resnet18":
+        return build_resnet18()
     spec = importlib.util.spec_from_file_location(f"corpus_{name}", CORPUS / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -42,10 +48,60 @@ def load_corpus(name: str):
     return model, example, specs, module.LEGACY
 
 
-def build(name: str, workdir: Path):
-    """Saved TorchScript, converted .pt2 and lowered .pte for one corpus model."""
+class _Block(torch.nn.Module):
+    def __init__(self, cin: int, cout: int, stride: int) -> None:
+        super().__init__()
+        nn = torch.nn
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.down = (
+            nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+            if stride != 1 or cin != cout else nn.Identity()
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = torch.relu(self.bn1(self.conv1(x)))
+        return torch.relu(self.bn2(self.conv2(out)) + self.down(x))
+
+
+class ResNet18(torch.nn.Module):
+    """The ResNet-18 layout (11.7 M parameters), for machines without torchvision."""
+
+    def __init__(self, classes: int = 1000) -> None:
+        super().__init__()
+        nn = torch.nn
+        self.stem = nn.Sequential(nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(3, 2, 1))
+        widths, blocks, cin = [64, 128, 256, 512], [], 64
+        for i, w in enumerate(widths):
+            blocks += [_Block(cin, w, 1 if i == 0 else 2), _Block(w, w, 1)]
+            cin = w
+        self.blocks = nn.Sequential(*blocks)
+        self.fc = nn.Linear(512, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(torch.flatten(torch.nn.functional.adaptive_avg_pool2d(self.blocks(self.stem(x)), 1), 1))
+
+
+def build_resnet18():
+    torch.manual_seed(0)
+    try:
+        import torchvision
+
+        model = torchvision.models.resnet18()
+    except ImportError:
+        model = ResNet18()
+    return model.eval(), (torch.randn(2, 3, 224, 224),), ["float32[B=1..8,3,224,224]"], "trace"
+
+
+def have_executorch() -> bool:
+    return importlib.util.find_spec("executorch") is not None
+
+
+def build(name: str, workdir: Path, lower_pte: bool):
+    """Saved TorchScript, converted .pt2 and (with `lower_pte`) lowered .pte for one model."""
     from ts2export.artifact.convert import convert
-    from ts2export.artifact.lower import lower
 
     model, example, specs, legacy = load_corpus(name)
     pt = workdir / f"{name}.pt"
@@ -56,7 +112,10 @@ def build(name: str, workdir: Path):
         specs, methods = specs + [f"encode:{specs[0]}"], ["forward", "encode"]
     pt2, pte = workdir / f"{name}.pt2", workdir / f"{name}.pte"
     convert(str(pt), str(pt2), specs, None, methods)
-    lower(str(pt2), str(pte))
+    if lower_pte:
+        from ts2export.artifact.lower import lower
+
+        lower(str(pt2), str(pte))
     return pt, pt2, pte, example
 
 
@@ -83,7 +142,8 @@ def bare_run(pt: Path, pt2: Path, sets_by_method, device: torch.device) -> float
 
 
 def verify_overhead(names, workdir, built, device: str, repeats: int) -> None:
-    from ts2export.artifact.loading import load_pt2, resolve_device
+    from ts2export.artifact.devices import resolve_device
+    from ts2export.artifact.loading import load_pt2
     from ts2export.artifact.verify import input_sets_for, verify
 
     dev, note = resolve_device(device)
@@ -172,13 +232,18 @@ def main() -> int:
     warnings.simplefilter("ignore")
     logging.disable(logging.CRITICAL)
     names = [n for n in args.models.split(",") if n]
+    latency = not args.skip_latency
+    if latency and not have_executorch():
+        print("skipping the .pte latency table: executorch is not installed (pip install 'ts2export[edge]')")
+        latency = False
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         t0 = time.perf_counter()
-        built = {name: build(name, workdir) for name in names}
-        print(f"built {len(built)} corpus models (TorchScript, .pt2, .pte) in {time.perf_counter() - t0:.1f} s")
+        built = {name: build(name, workdir, latency) for name in names}
+        kinds = "TorchScript, .pt2, .pte" if latency else "TorchScript, .pt2"
+        print(f"built {len(built)} models ({kinds}) in {time.perf_counter() - t0:.1f} s")
         verify_overhead(names, workdir, built, args.device, args.repeats)
-        if not args.skip_latency:
+        if latency:
             latency_table(names, built, args.iters)
     return 0
 

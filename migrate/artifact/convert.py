@@ -30,7 +30,9 @@ import torch.utils._pytree as pytree
 
 from ts2export.artifact.compare import compare_outputs, normalize
 from ts2export.artifact.errors import ArtifactError, one_line
-from ts2export.artifact.loading import detach_state, load_inputs_file, load_torchscript, save_pt2, script_methods
+from ts2export.artifact.devices import move_program, require_present
+from ts2export.artifact.inputs import bind_inputs, flat_tensors, load_inputs_file
+from ts2export.artifact.loading import detach_state, open_torchscript, save_pt2, script_methods
 from ts2export.artifact.specs import Signature, parse_specs, spec_from_tensors, specs_for, split_specs
 
 NODE_HINTS = {
@@ -61,6 +63,9 @@ class ConvertReport:
     output: str
     available: list[str]
     methods: list[MethodReport]
+    device: str = "cpu"  # where the TorchScript module ran and was converted
+    saved_on: str = "cpu"  # where the saved programs' tensors are (--to-device)
+    notes: list[str] = dataclasses.field(default_factory=list)
 
 
 def _schema_args(sm: torch.jit.ScriptModule, method: str) -> list[Any]:
@@ -315,11 +320,15 @@ def convert(
     inputs_file: str | None = None,
     methods: Sequence[str] = (),
     seed: int = 0,
+    device: str = "auto",
+    to_device: str | None = None,
 ) -> ConvertReport:
+    """Convert on the device the artifact needs (`device`, see devices.choose_device); with
+    `to_device`, move the programs there (checked to reproduce the TorchScript outputs) before saving."""
     if specs and inputs_file:
         raise ArtifactError("give --input or --inputs, not both")
-    sm = load_torchscript(old)
-    sm.eval()
+    target = require_present(to_device, "--to-device") if to_device else None
+    sm, dev, dev_notes, needs = open_torchscript(old, device, prefer_accelerator=False)
     available = script_methods(sm)
     wanted = list(methods) or ["forward"]
     for m in wanted:
@@ -331,12 +340,17 @@ def convert(
             raise ArtifactError(f"--input {key}:...: method {key!r} is not being converted (add --method {key})")
     programs: dict[str, Any] = {}
     reports: list[MethodReport] = []
-    meta: dict[str, Any] = {"tool": "ts2export convert", "source": str(old), "methods": {}}
+    final = target or dev
+    meta: dict[str, Any] = {
+        "tool": "ts2export convert", "source": str(old), "device": str(final), "converted_on": str(dev),
+        "artifact_devices": needs.to_dict(), "methods": {},
+    }
     for method in wanted:
         texts = specs_for(method, specs, wanted)
+        schema = _schema_args(sm, method)
         if inputs_file and method == wanted[0]:
-            args = load_inputs_file(inputs_file)
-            sig = spec_from_tensors(args)
+            args = bind_inputs(load_inputs_file(inputs_file), schema, method, f"{inputs_file}")
+            sig = spec_from_tensors(flat_tensors(args))
         elif texts:
             sig = parse_specs(texts)
             args = tuple(sig.make(sig.example_sizes(), torch.Generator().manual_seed(seed)))
@@ -345,7 +359,6 @@ def convert(
                 f"{method}: a saved TorchScript file keeps no input shapes; pass --input SPEC per input "
                 f"(e.g. --input 'float32[B=1..8,3,32,32]') or --inputs FILE; signature: {_schema_text(sm, method)}"
             )
-        schema = _schema_args(sm, method)
         required = [a for a in schema if not a.has_default_value()]
         if not len(required) <= len(args) <= len(schema):
             raise ArtifactError(
@@ -353,10 +366,25 @@ def convert(
                 + (f" to {len(schema)}" if len(schema) != len(required) else "")
                 + f": {_schema_text(sm, method)}"
             )
+        args = pytree.tree_map(lambda t: t.to(dev) if isinstance(t, torch.Tensor) else t, args)
         t0 = time.perf_counter()
-        ep, strategy, notes = convert_method(sm, method, sig, args)
+        try:
+            ep, strategy, notes = convert_method(sm, method, sig, args)
+        except ArtifactError:
+            pinned = [d for d in needs.pinned if d != str(dev)]
+            if pinned:
+                where = ", ".join(needs.pin_text(d) for d in pinned)
+                raise ArtifactError(
+                    f"cannot convert {method} on {dev}: the artifact's graph makes tensors on {where}; convert it on a "
+                    f"machine with {torch.device(pinned[0]).type} (--device auto picks it)"
+                ) from None
+            raise
+        ep = detach_state(ep)
+        if target is not None and target != dev:
+            ep = _moved(sm, method, ep, args, target)
+            notes.append(f"moved from {dev} to {target} (move_to_device_pass) and checked against the TorchScript outputs")
         reports.append(MethodReport(method, strategy, sig.describe(), time.perf_counter() - t0, notes))
-        programs[method] = detach_state(ep)
+        programs[method] = ep
         meta["methods"][method] = {
             "strategy": strategy,
             "inputs": sig.describe(),
@@ -364,4 +392,22 @@ def convert(
             "value_ranges": [None if leaf.low is None else [leaf.low, leaf.high] for leaf in sig.leaves],
         }
     save_pt2(out, programs, meta)
-    return ConvertReport(str(old), str(out), available, reports)
+    return ConvertReport(str(old), str(out), available, reports, str(dev), str(final), dev_notes)
+
+
+def _moved(sm: torch.jit.ScriptModule, method: str, ep: Any, args: tuple[Any, ...], target: torch.device) -> Any:
+    """`ep` moved to `target`; it must still reproduce the TorchScript outputs (made where the
+    TorchScript module runs) on the example inputs moved there."""
+    ep = move_program(ep, target)
+    moved = pytree.tree_map(lambda t: t.to(target) if isinstance(t, torch.Tensor) else t, args)
+    with torch.inference_mode():
+        expected = getattr(sm, method)(*args)
+        try:
+            got = ep.module()(*moved)
+        except Exception as exc:
+            raise ArtifactError(f"{method}: the program moved to {target} fails: {one_line(exc)}") from None
+    res = compare_outputs(expected, got)
+    if not res.ok:
+        why = res.structure or next(f"output {leaf.output}: {leaf.detail}" for leaf in res.leaves if not leaf.ok)
+        raise ArtifactError(f"{method}: the program moved to {target} no longer matches the TorchScript outputs: {why}")
+    return ep

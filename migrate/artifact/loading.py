@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from ts2export.artifact.devices import DeviceNeeds, choose_device, graph_pins, is_present, stored_locations
 from ts2export.artifact.errors import ArtifactError, one_line
 from ts2export.artifact.fsutil import atomic_path
 
@@ -40,14 +41,36 @@ def _zip_names(p: Path) -> list[str] | None:
         return None
 
 
+def artifact_kind(path: str | os.PathLike[str]) -> str:
+    """'torchscript', 'pt2' (ExportedProgram archive), 'aoti' (AOTInductor package), 'pte' or
+    'unknown', from the file's contents (not its name). Both torch.export archives and AOTInductor
+    packages are PT2 archives; a package holds compiled code under data/aotinductor/."""
+    p = _require_file(path)
+    names = _zip_names(p)
+    if names is None:
+        with open(p, "rb") as fh:
+            head = fh.read(8)
+        return "pte" if head[4:6] == b"ET" else "unknown"
+    if any("/data/aotinductor/" in n or n.startswith("data/aotinductor/") for n in names):
+        return "aoti"
+    if any(n.endswith("archive_format") for n in names) or any("/models/" in n and n.endswith(".json") for n in names):
+        return "pt2"
+    if any("/code/" in n or n.startswith("code/") for n in names):
+        return "torchscript"
+    return "unknown"
+
+
 def load_torchscript(path: str | os.PathLike[str], device: torch.device | str = "cpu") -> torch.jit.ScriptModule:
     p = _require_file(path)
     names = _zip_names(p)
     if names is None:
         raise ArtifactError(f"{p}: not a TorchScript archive (not a zip file, or truncated)")
-    if any(n.endswith("archive_format") for n in names) or any("/models/" in n and n.endswith(".json") for n in names):
+    kind = artifact_kind(p)
+    if kind == "aoti":
+        raise ArtifactError(f"{p}: this is an AOTInductor package, not TorchScript")
+    if kind == "pt2":
         raise ArtifactError(f"{p}: this is a torch.export .pt2 archive, not TorchScript")
-    if not any("/code/" in n or n.startswith("code/") for n in names):
+    if kind != "torchscript":
         raise ArtifactError(
             f"{p}: not TorchScript (a torch.save checkpoint?); load it in Python and use torch.export.export"
         )
@@ -61,6 +84,23 @@ def load_torchscript(path: str | os.PathLike[str], device: torch.device | str = 
                 "cannot read back; convert the artifact saved before freezing)"
             )
         raise ArtifactError(f"{p}: cannot load TorchScript: {one_line(exc)}{hint}") from None
+
+
+def open_torchscript(
+    path: str | os.PathLike[str], requested: str = "auto", prefer_accelerator: bool = False
+) -> tuple[torch.jit.ScriptModule, torch.device, list[str], DeviceNeeds]:
+    """Load a TorchScript artifact on the device it should run on (see devices.choose_device):
+    (module in eval mode, device, notes, what the artifact names). Loaded once when the storage
+    locations already point at the right device, else twice (the graph is read after loading)."""
+    stored = stored_locations(_require_file(path))
+    first, _ = choose_device(requested, DeviceNeeds(stored, []), prefer_accelerator)
+    sm = load_torchscript(path, first)
+    needs = DeviceNeeds(stored, graph_pins(sm, script_methods(sm)))
+    device, notes = choose_device(requested, needs, prefer_accelerator)
+    if device != first:
+        sm = load_torchscript(path, device)
+    sm.eval()
+    return sm, device, notes, needs
 
 
 def script_methods(sm: torch.jit.ScriptModule) -> list[str]:
@@ -97,13 +137,44 @@ def save_pt2(path: str | os.PathLike[str], programs: dict[str, Any], meta: dict[
             package_pt2(fh, exported_programs=programs, extra_files={META_FILE: json.dumps(meta, indent=1)})
 
 
+def stored_pt2_devices(path: Path, names: list[str] | None = None) -> list[str]:
+    """Devices of the weights and constants of a .pt2, read from its payload configs (torch.export
+    loads them straight onto their device, which fails where the device is absent)."""
+    found: set[str] = set()
+    with zipfile.ZipFile(path) as zf:
+        for name in names if names is not None else zf.namelist():
+            if not name.endswith(("_weights_config.json", "_constants_config.json")):
+                continue
+            try:
+                config = json.loads(zf.read(name)).get("config", {})
+            except (ValueError, AttributeError):
+                continue
+            for entry in config.values():
+                dev = ((entry or {}).get("tensor_meta") or {}).get("device") or {}
+                if dev.get("type"):
+                    found.add(dev["type"] if dev.get("index") is None else f"{dev['type']}:{dev['index']}")
+    return sorted(found)
+
+
 def load_pt2(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Return ({method: ExportedProgram}, metadata written by convert or {})."""
     from torch.export.pt2_archive._package import load_pt2 as _load
 
     p = _require_file(path)
-    if _zip_names(p) is None:
+    names = _zip_names(p)
+    if names is None:
         raise ArtifactError(f"{p}: not a .pt2 archive (not a zip file, or truncated)")
+    kind = artifact_kind(p)
+    if kind == "aoti":
+        raise ArtifactError(f"{p}: this is an AOTInductor package, not a torch.export program (verify runs both)")
+    if kind == "torchscript":
+        raise ArtifactError(f"{p}: this is TorchScript, not a .pt2 (convert it first: ts2export convert)")
+    missing = [d for d in stored_pt2_devices(p, names) if not is_present(d)]
+    if missing:
+        raise ArtifactError(
+            f"{p}: the program's weights are on {', '.join(missing)}, which this machine does not have; "
+            f"load it where that device is, or convert with --to-device cpu"
+        )
     try:
         contents = _load(str(p))
     except Exception as exc:
@@ -119,23 +190,6 @@ def load_pt2(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[str, An
         except ValueError:
             meta = {}
     return programs, meta
-
-
-# ---- inputs file ------------------------------------------------------------------------------------
-
-
-def load_inputs_file(path: str | os.PathLike[str]) -> tuple[Any, ...]:
-    """A torch.save'd tuple/list of tensors (or one tensor). Loaded with weights_only=True."""
-    p = _require_file(path)
-    try:
-        obj = torch.load(str(p), map_location="cpu", weights_only=True)
-    except Exception as exc:
-        raise ArtifactError(f"{p}: cannot read inputs: {one_line(exc)}") from None
-    if isinstance(obj, torch.Tensor):
-        return (obj,)
-    if isinstance(obj, (tuple, list)) and all(isinstance(t, torch.Tensor) for t in obj):
-        return tuple(obj)
-    raise ArtifactError(f"{p}: inputs file must hold a tensor or a tuple/list of tensors (torch.save)")
 
 
 # ---- reference ------------------------------------------------------------------------------------------
@@ -175,30 +229,3 @@ def load_reference(target: str) -> torch.nn.Module:
     if not isinstance(model, torch.nn.Module):
         raise ArtifactError(f"--reference {target!r} returned {type(model).__name__}, expected an nn.Module")
     return model.eval()
-
-
-# ---- devices ----------------------------------------------------------------------------------------------
-
-
-def resolve_device(name: str) -> tuple[torch.device, str | None]:
-    """`auto` -> the current accelerator or CPU (with a note). Anything else must be present."""
-    if name == "auto":
-        acc = torch.accelerator.current_accelerator(check_available=True)
-        if acc is None:
-            return torch.device("cpu"), "no accelerator found; running on cpu"
-        return torch.device(acc.type, torch.accelerator.current_device_index()), None
-    try:
-        dev = torch.device(name)
-    except (RuntimeError, ValueError):
-        raise ArtifactError(f"unknown device {name!r} (use auto, cpu, cuda[:N], xpu[:N] or mps)") from None
-    if dev.type == "cpu":
-        return dev, None
-    acc = torch.accelerator.current_accelerator(check_available=True)
-    if acc is None or acc.type != dev.type:
-        have = "cpu" if acc is None else f"cpu, {acc.type}"
-        raise ArtifactError(f"device {name!r} is not present on this machine (available: {have})")
-    count = torch.accelerator.device_count()
-    index = dev.index if dev.index is not None else torch.accelerator.current_device_index()
-    if index >= count:
-        raise ArtifactError(f"device {name!r} is not present: this machine has {count} {dev.type} device(s)")
-    return torch.device(dev.type, index), None

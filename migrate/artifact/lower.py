@@ -9,6 +9,7 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
+from ts2export.artifact.devices import move_program
 from ts2export.artifact.errors import ArtifactError, one_line
 from ts2export.artifact.fsutil import native_stderr_silenced, write_bytes_atomic
 from ts2export.artifact.loading import detach_state, load_pt2
@@ -136,8 +137,9 @@ def lower(
     hop_count = {}
     folded = {}
     prepared = {}
-    for name, ep in programs.items():
-        ep = detach_state(ep)
+    for name, ep in list(programs.items()):
+        # ExecuTorch runs on CPU: a program converted on an accelerator is moved first
+        ep = programs[name] = move_program(detach_state(ep), "cpu")
         hop_count[name] = _control_flow_ops(ep)
         decomposed[name] = hop_count[name] > 0
         ep = ep.run_decompositions() if decomposed[name] else ep

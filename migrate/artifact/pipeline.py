@@ -9,13 +9,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import torch
-
 from ts2export.artifact.convert import ConvertReport, convert
 from ts2export.artifact.errors import EXIT_ERROR, EXIT_MISMATCH, EXIT_OK, ArtifactError
 from ts2export.artifact.fsutil import write_text_atomic
 from ts2export.artifact.loading import load_pt2
 from ts2export.artifact.lower import LowerReport, lower
+from ts2export.artifact.package import PackageReport, package
 from ts2export.artifact.verify import (
     PteRunner,
     ReferenceRunner,
@@ -34,6 +33,8 @@ class MigrateReport:
     steps: list[dict[str, Any]]
     convert: ConvertReport | None = None
     verify_pt2: VerifyReport | None = None
+    package: PackageReport | None = None
+    verify_package: VerifyReport | None = None
     lower: LowerReport | None = None
     verify_pte: VerifyReport | None = None
     error: str | None = None
@@ -42,7 +43,7 @@ class MigrateReport:
     def exit_code(self) -> int:
         if self.error:
             return EXIT_ERROR
-        if any(v is not None and not v.ok for v in (self.verify_pt2, self.verify_pte)):
+        if any(v is not None and not v.ok for v in (self.verify_pt2, self.verify_package, self.verify_pte)):
             return EXIT_MISMATCH
         return EXIT_OK
 
@@ -55,6 +56,8 @@ class MigrateReport:
             "steps": self.steps,
             "convert": dataclasses.asdict(self.convert) if self.convert else None,
             "verify_pt2": self.verify_pt2.to_dict() if self.verify_pt2 else None,
+            "package": self.package.to_dict() if self.package else None,
+            "verify_package": self.verify_package.to_dict() if self.verify_package else None,
             "lower": self.lower.to_dict() if self.lower else None,
             "verify_pte": self.verify_pte.to_dict() if self.verify_pte else None,
         }
@@ -74,10 +77,17 @@ class MigrateReport:
             for m in self.convert.methods:
                 out.append(f"- `{m.method}`: {m.strategy}; inputs {', '.join(m.inputs)}")
                 out += [f"  - {n}" for n in m.notes]
-        for title, rep in (("Verify: TorchScript vs .pt2", self.verify_pt2), ("Verify: TorchScript vs .pte", self.verify_pte)):
+        verifications = (
+            ("Verify: TorchScript vs .pt2", self.verify_pt2),
+            ("Verify: TorchScript vs AOTInductor package", self.verify_package),
+            ("Verify: TorchScript vs .pte", self.verify_pte),
+        )
+        for title, rep in verifications:
             if rep is None:
                 continue
             out += ["", f"## {title}", "", "```", rep.to_text(), "```"]
+        if self.package:
+            out += ["", "## Package", "", "```", self.package.to_text(), "```"]
         if self.lower:
             out += ["", "## Lower", "", "```", self.lower.to_text(), "```"]
         return "\n".join(out) + "\n"
@@ -97,7 +107,11 @@ def migrate_artifact(
     rtol: float | None = None,
     atol: float | None = None,
     do_lower: bool = True,
+    to_device: str | None = None,
+    do_package: bool = False,
 ) -> MigrateReport:
+    """convert (on the artifact's device, see devices.choose_device) -> verify -> [package ->
+    verify the package] -> [lower -> verify the .pte]; stops at the first error."""
     src = Path(old)
     out = Path(out_dir) if out_dir else Path(f"{src.stem}_export")
     try:
@@ -106,6 +120,7 @@ def migrate_artifact(
         raise ArtifactError(f"cannot create {out}: {exc.strerror}") from None
     pt2 = out / f"{src.stem}.pt2"
     pte = out / f"{src.stem}.pte"
+    pkg = out / f"{src.stem}_aoti.pt2"
     report = MigrateReport(str(src), str(out), [])
 
     def step(name: str, fn: Any, describe: Any) -> Any:
@@ -126,14 +141,26 @@ def migrate_artifact(
     try:
         report.convert = step(
             "convert",
-            lambda: convert(old, str(pt2), specs, inputs_file, methods, seed),
-            lambda r: ("ok", ", ".join(f"{m.method} via {m.strategy}" for m in r.methods)),
+            lambda: convert(old, str(pt2), specs, inputs_file, methods, seed, device, to_device),
+            lambda r: ("ok", ", ".join(f"{m.method} via {m.strategy}" for m in r.methods) + f" on {r.device}"),
         )
         report.verify_pt2 = step(
             "verify .pt2",
             lambda: verify(old, str(pt2), (), None, device, samples, rtol, atol, seed, reference),
             verdict,
         )
+        if do_package:
+            target = report.verify_pt2.device
+            report.package = step(
+                "package",
+                lambda: package(str(pt2), str(pkg), target),
+                lambda r: ("ok", f"{r.size_bytes} bytes for {r.device}"),
+            )
+            report.verify_package = step(
+                "verify package",
+                lambda: verify(old, str(pkg), (), None, device, samples, rtol, atol, seed, reference),
+                verdict,
+            )
         if do_lower:
             report.lower = step(
                 "lower",
@@ -142,7 +169,7 @@ def migrate_artifact(
             )
             report.verify_pte = step(
                 "verify .pte",
-                lambda: _verify_pte(old, str(pt2), str(pte), samples, seed, rtol, atol, reference),
+                lambda: _verify_pte(old, str(pt2), str(pte), samples, seed, rtol, atol, reference, device),
                 verdict,
             )
     except ArtifactError:
@@ -153,20 +180,22 @@ def migrate_artifact(
 
 
 def _verify_pte(
-    old: str, pt2: str, pte: str, samples: int, seed: int, rtol: float | None, atol: float | None, reference: str | None
+    old: str, pt2: str, pte: str, samples: int, seed: int, rtol: float | None, atol: float | None,
+    reference: str | None, device: str = "auto",
 ) -> VerifyReport:
-    """The TorchScript model against the .pte, both on CPU, on the .pt2's stored and generated inputs."""
+    """The TorchScript model (on its device) against the .pte (on CPU), on the .pt2's stored and
+    generated inputs."""
     programs, meta = load_pt2(pt2)
-    cpu = torch.device("cpu")
     t0 = time.perf_counter()
+    old_runner = TorchScriptRunner(old, device, prefer_accelerator=False)
     runners: dict[str, Any] = {
-        "old": TorchScriptRunner(old, cpu),
+        "old": old_runner,
         "new": PteRunner(pte, {m: ep.call_spec.out_spec for m, ep in programs.items()}),
     }
     if reference:
-        runners["reference"] = ReferenceRunner(reference, cpu)
+        runners["reference"] = ReferenceRunner(reference, old_runner.device)
     comparisons = []
     for m, ep in programs.items():
         sets = input_sets_for(m, ep, meta, (), None, samples, seed, runners["new"].planned_sizes(m))
         comparisons.extend(compare_runs(m, sets, runners, rtol, atol, False))
-    return VerifyReport(old, pte, "cpu", [], comparisons, {"run_compare": time.perf_counter() - t0})
+    return VerifyReport(old, pte, str(old_runner.device), list(old_runner.notes), comparisons, {"run_compare": time.perf_counter() - t0})

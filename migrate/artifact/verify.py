@@ -15,14 +15,10 @@ import torch.utils._pytree as pytree
 from ts2export.artifact.compare import CompareResult, compare_outputs
 from ts2export.artifact.errors import ArtifactError, one_line
 from ts2export.artifact.fsutil import native_stderr_silenced
-from ts2export.artifact.loading import (
-    load_inputs_file,
-    load_pt2,
-    load_reference,
-    load_torchscript,
-    resolve_device,
-    script_methods,
-)
+from ts2export.artifact.devices import move_program, require_present, resolve_device
+from ts2export.artifact.inputs import bind_inputs, conform, load_inputs_file
+from ts2export.artifact.loading import artifact_kind, load_pt2, load_reference, open_torchscript, script_methods
+from ts2export.artifact.serving import Benchmark, GraphRun, benchmark, graph_api, graph_replays
 from ts2export.artifact.specs import DEFAULT_DIM_CAP, Signature, parse_specs, signature_from_program, specs_for
 
 InputSet = tuple[str, tuple[Any, ...], dict[str, Any]]
@@ -34,29 +30,33 @@ InputSet = tuple[str, tuple[Any, ...], dict[str, Any]]
 class TorchScriptRunner:
     kind = "torchscript"
 
-    def __init__(self, path: str, device: torch.device) -> None:
-        self.device = device
-        self.module = load_torchscript(path, device)
-        self.module.eval()
+    def __init__(self, path: str, device: torch.device | str = "auto", prefer_accelerator: bool = True) -> None:
+        self.module, self.device, self.notes, self.needs = open_torchscript(path, str(device), prefer_accelerator)
         self.methods = script_methods(self.module)
 
+    def params(self, method: str) -> list[Any]:
+        return list(getattr(self.module, method).schema.arguments)[1:]
+
     def __call__(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        return getattr(self.module, method)(*args, **kwargs)
+        try:
+            return getattr(self.module, method)(*args, **kwargs)
+        except Exception as exc:
+            elsewhere = [d for d in self.needs.pinned if d != str(self.device)]
+            if not elsewhere:
+                raise
+            raise ArtifactError(
+                f"old model failed on {self.device}: {one_line(exc)} (its graph makes tensors on "
+                f"{', '.join(self.needs.pin_text(d) for d in elsewhere)}; run it there with --device)"
+            ) from None
 
 
 class ProgramRunner:
     kind = "pt2"
 
     def __init__(self, programs: dict[str, Any], device: torch.device) -> None:
-        from torch.export.passes import move_to_device_pass
-
         self.device = device
-        self.programs = programs
-        self.modules = {}
-        for name, ep in programs.items():
-            if device.type != "cpu":
-                ep = move_to_device_pass(ep, device)
-            self.modules[name] = ep.module()
+        self.programs = {name: move_program(ep, device) for name, ep in programs.items()}
+        self.modules = {name: ep.module() for name, ep in self.programs.items()}
         self.methods = list(programs)
 
     def __call__(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -169,6 +169,8 @@ class VerifyReport:
     notes: list[str]
     comparisons: list[Comparison]
     seconds: dict[str, float]
+    benchmarks: list[Benchmark] = dataclasses.field(default_factory=list)
+    graph: GraphRun | None = None
 
     @property
     def ok(self) -> bool:
@@ -195,6 +197,8 @@ class VerifyReport:
             "mismatches": len(self.mismatches()),
             "rows": rows,
             "seconds": {k: round(v, 4) for k, v in self.seconds.items()},
+            "benchmark": [b.to_dict() for b in self.benchmarks],
+            "graph": dataclasses.asdict(self.graph) if self.graph else None,
         }
 
     def to_json(self) -> str:
@@ -229,6 +233,13 @@ class VerifyReport:
             for leaf in c.result.leaves:
                 if not leaf.ok and leaf.detail:
                     out.append(f"{c.method} {c.inputs} {c.pair} {leaf.output}: {leaf.detail}")
+        if self.graph is not None:
+            out.append(
+                f"graph: captured {self.graph.captures} time(s) with {self.graph.api} on {self.device}, "
+                f"replayed {self.graph.replays} time(s) on fresh inputs (rows 'old vs new (graph replay)')"
+            )
+        for b in self.benchmarks:
+            out += b.to_text()
         n, bad = len(self.comparisons), len(self.mismatches())
         verdict = "PASS" if self.ok else "FAIL"
         out.append(f"{verdict}: {n} comparison(s), {bad} mismatch(es) on {self.device}; {self.old} vs {self.new}")
@@ -257,6 +268,26 @@ def generated_sets(
     return out
 
 
+@dataclasses.dataclass
+class Described:
+    """What a new artifact tells about its inputs: a signature to generate samples from and to
+    check inputs against, the stored example, and the input tree structure."""
+
+    signature: Signature | None
+    example: tuple[tuple[Any, ...], dict[str, Any]] | None
+    in_spec: Any
+
+
+def describe_program(program: Any, meta: dict[str, Any], method: str) -> Described:
+    recorded = meta.get("methods", {}).get(method) or {}
+    sig = signature_from_program(program, recorded.get("value_ranges"), recorded.get("specs"))
+    example = None
+    if program.example_inputs is not None:
+        args, kwargs = program.example_inputs
+        example = (tuple(args), dict(kwargs))
+    return Described(sig, example, program.call_spec.in_spec)
+
+
 def input_sets_for(
     method: str,
     program: Any | None,
@@ -266,31 +297,41 @@ def input_sets_for(
     samples: int,
     seed: int,
     size_limits: Sequence[Sequence[int]] | None = None,
+    params: Sequence[Any] | None = None,
+    described: Described | None = None,
 ) -> list[InputSet]:
     """Stored example inputs and generated samples (from the program's specs, or the user's).
-    `size_limits` (per flat input, per dim) caps the dynamic dims, e.g. at a .pte's planned sizes."""
+    `size_limits` (per flat input, per dim) caps the dynamic dims, e.g. at a .pte's planned sizes.
+    `params` (the TorchScript method's schema arguments) bind an --inputs file; `described` stands
+    in for `program` where there is none (an AOTInductor package)."""
     if specs and inputs_file:
         raise ArtifactError("give --input or --inputs, not both")
-    prog_sig = None
-    if program is not None:
-        recorded = meta.get("methods", {}).get(method) or {}
-        prog_sig = signature_from_program(program, recorded.get("value_ranges"), recorded.get("specs"))
-        if size_limits is not None:
-            prog_sig.limit_dims(size_limits)
+    if described is None and program is not None:
+        described = describe_program(program, meta, method)
+    prog_sig = described.signature if described is not None else None
+    if prog_sig is not None and size_limits is not None:
+        prog_sig.limit_dims(size_limits)
     sets: list[InputSet] = []
     if inputs_file:
-        args = load_inputs_file(inputs_file)
-        sets.append(("file", args, {}))
+        args = bind_inputs(load_inputs_file(inputs_file), params, method, str(inputs_file))
+        if described is not None and described.in_spec is not None:
+            args, _ = conform((args, {}), described.in_spec)
+        sets.append(("file", tuple(args), {}))
     elif specs:
         user_sig = parse_specs(specs)
-        sets.extend(generated_sets(user_sig, max(samples, 1), seed))
+        in_spec = described.in_spec if described is not None else None
+        sets.extend(generated_sets(user_sig, max(samples, 1), seed, in_spec=in_spec))
     else:
-        if program is None:
+        if described is None:
             raise ArtifactError("a .pte keeps no input specs; pass --input SPEC ... or --inputs FILE")
-        if program.example_inputs is not None:
-            args, kwargs = program.example_inputs
-            sets.append(("example", tuple(args), dict(kwargs)))
-        sets.extend(generated_sets(prog_sig, samples, seed, in_spec=program.call_spec.in_spec))
+        if described.example is None and described.signature is None:
+            raise ArtifactError(
+                "the package keeps no input specs (not made by ts2export package); pass --input SPEC ... or --inputs FILE"
+            )
+        if described.example is not None:
+            sets.append(("example", *described.example))
+        if prog_sig is not None:
+            sets.extend(generated_sets(prog_sig, samples, seed, in_spec=described.in_spec))
     if prog_sig is not None:
         for name, args, kwargs in sets:
             flat = pytree.tree_leaves((args, kwargs))
@@ -337,6 +378,26 @@ def compare_runs(
     return out
 
 
+def open_new(new: str, dev: torch.device, requested: str) -> tuple[Any, dict[str, Any], dict[str, Any], list[str]]:
+    """(runner, programs, meta, notes) for a new artifact: a .pt2 program archive, an AOTInductor
+    package or a .pte, told apart by their contents."""
+    kind = artifact_kind(new) if Path(new).suffix.lower() != ".pte" else "pte"
+    notes: list[str] = []
+    if kind == "pte":
+        if dev.type != "cpu":
+            notes.append(f"the .pte runs on cpu through executorch.runtime; the TorchScript model runs on {dev}")
+        return PteRunner(new), {}, {}, notes
+    if kind == "aoti":
+        from ts2export.artifact.package import AotiRunner
+
+        runner = AotiRunner(new, requested)
+        if runner.device != dev:
+            notes.append(f"the AOTInductor package runs on {runner.device}, the device it was compiled for; the TorchScript model runs on {dev}")
+        return runner, {}, runner.meta, notes
+    programs, meta = load_pt2(new)
+    return ProgramRunner(programs, dev), programs, meta, notes
+
+
 def verify(
     old: str,
     new: str,
@@ -349,29 +410,37 @@ def verify(
     seed: int = 0,
     reference: str | None = None,
     methods: Sequence[str] = (),
+    benchmark_runs: int = 0,
+    warmup: int = 5,
+    graph: bool = False,
 ) -> VerifyReport:
+    """Compare OLD (TorchScript) with NEW (.pt2, AOTInductor package or .pte). The TorchScript
+    module runs where it must (devices.choose_device); `benchmark_runs` > 0 also times both on the
+    first input set of each method; `graph` replays the new program from a device graph."""
     if (rtol is None) != (atol is None):
         raise ArtifactError("give --rtol and --atol together (or neither for the dtype defaults)")
     if samples < 0:
         raise ArtifactError("--samples must be >= 0")
-    dev, note = resolve_device(device)
-    notes = [note] if note else []
+    if benchmark_runs < 0 or warmup < 0:
+        raise ArtifactError("--runs and --warmup must be >= 0")
+    if device != "auto":
+        require_present(device)
+    if graph:
+        graph_api(require_present(device) if device != "auto" else resolve_device("auto")[0])
     seconds: dict[str, float] = {}
     t0 = time.perf_counter()
-    old_runner = TorchScriptRunner(old, dev)
+    old_runner = TorchScriptRunner(old, device)
+    dev = old_runner.device
+    notes = list(old_runner.notes)
     seconds["load_old"] = time.perf_counter() - t0
-    suffix = Path(new).suffix.lower()
     t0 = time.perf_counter()
-    programs: dict[str, Any] = {}
-    meta: dict[str, Any] = {}
-    if suffix == ".pte":
-        new_runner: Any = PteRunner(new)
-        if dev.type != "cpu":
-            notes.append(f"the .pte runs on cpu through executorch.runtime; the TorchScript model runs on {dev}")
-    else:
-        programs, meta = load_pt2(new)
-        new_runner = ProgramRunner(programs, dev)
+    new_runner, programs, meta, new_notes = open_new(new, dev, device)
+    notes += new_notes
     seconds["load_new"] = time.perf_counter() - t0
+    if graph:
+        if not isinstance(new_runner, ProgramRunner):
+            raise ArtifactError(f"--graph captures a .pt2 program; {new} is a {new_runner.kind} artifact")
+        graph_api(dev)
     ref_runner = ReferenceRunner(reference, dev) if reference else None
     wanted = list(methods) or [m for m in new_runner.methods if m in old_runner.methods]
     if not wanted:
@@ -382,17 +451,35 @@ def verify(
         if m not in old_runner.methods or m not in new_runner.methods:
             raise ArtifactError(f"method {m!r} is not in both artifacts")
     comparisons: list[Comparison] = []
+    benchmarks: list[Benchmark] = []
+    graph_run: GraphRun | None = None
     t0 = time.perf_counter()
     flat = isinstance(new_runner, PteRunner)
     for m in wanted:
         method_specs = specs_for(m, specs, wanted)
-        sets = input_sets_for(m, programs.get(m), meta, method_specs, inputs_file, samples, seed)
+        described = new_runner.described(m) if hasattr(new_runner, "described") else None
+        if described is not None:
+            described = Described(*described)
+        sets = input_sets_for(
+            m, programs.get(m), meta, method_specs, inputs_file, samples, seed,
+            params=old_runner.params(m), described=described,
+        )
         runners = {"old": old_runner, "new": new_runner}
         if ref_runner is not None:
             runners["reference"] = ref_runner
         comparisons.extend(compare_runs(m, sets, runners, rtol, atol, flat))
+        if graph:
+            replayed, graph_run = graph_replays(m, sets, new_runner)
+            by_name = {name: (args, kwargs) for name, args, kwargs in sets}
+            with torch.inference_mode():
+                for name, got in replayed:
+                    args, kwargs = by_name[name]
+                    expected = _run(old_runner, "old", m, name, args, kwargs)
+                    comparisons.append(Comparison(m, name, "old vs new (graph replay)", compare_outputs(expected, got, rtol, atol)))
+        if benchmark_runs:
+            benchmarks.append(benchmark(m, sets[0], old_runner, new_runner, warmup, benchmark_runs))
     seconds["run_compare"] = time.perf_counter() - t0
-    return VerifyReport(str(old), str(new), str(dev), notes, comparisons, seconds)
+    return VerifyReport(str(old), str(new), str(dev), notes, comparisons, seconds, benchmarks, graph_run)
 
 
 def verify_pte_against_program(
@@ -413,3 +500,28 @@ def verify_pte_against_program(
         sets = input_sets_for(m, programs[m], meta, (), None, samples, seed, runner.planned_sizes(m))
         comparisons.extend(compare_runs(m, sets, {"old": ref, "new": runner}, rtol, atol, False, ("pt2", "pte")))
     return VerifyReport(str(pt2), str(pte), "cpu", [], comparisons, {"run_compare": time.perf_counter() - t0})
+
+
+def verify_package_against_program(
+    pt2: str,
+    pkg: str,
+    samples: int = 3,
+    seed: int = 0,
+    rtol: float | None = None,
+    atol: float | None = None,
+) -> VerifyReport:
+    """`package --verify`: the AOTInductor package (on the device it was compiled for) against the
+    .pt2 (on the same device) on the .pt2's stored and generated inputs."""
+    from ts2export.artifact.package import AotiRunner
+
+    runner = AotiRunner(pkg)
+    programs, meta = load_pt2(pt2)
+    ref = ProgramRunner(programs, runner.device)
+    comparisons = []
+    t0 = time.perf_counter()
+    for m in runner.methods:
+        if m not in programs:
+            raise ArtifactError(f"{pkg} holds {m}, which {pt2} does not")
+        sets = input_sets_for(m, programs[m], meta, (), None, samples, seed)
+        comparisons.extend(compare_runs(m, sets, {"old": ref, "new": runner}, rtol, atol, False, ("pt2", "package")))
+    return VerifyReport(str(pt2), str(pkg), str(runner.device), [], comparisons, {"run_compare": time.perf_counter() - t0})

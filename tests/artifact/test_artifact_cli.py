@@ -11,11 +11,11 @@ from ts2export.artifact_cli import register
 from .conftest import ROOT
 
 
-def test_register_adds_the_four_commands():
+def test_register_adds_the_five_commands():
     app = typer.Typer()
     register(app)
     names = {c.name for c in app.registered_commands}
-    assert names == {"convert", "verify", "lower", "migrate-artifact"}
+    assert names == {"convert", "verify", "package", "lower", "migrate-artifact"}
 
 
 @pytest.mark.slow
