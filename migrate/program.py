@@ -1137,7 +1137,7 @@ class Program:
     # -- what rules may ask --------------------------------------------------------------------
     def views(self) -> dict[str, ProgramView]:
         """Per file, what its names are in the run (see :class:`ts2export.rule.ProgramView`)."""
-        from ts2export.inputs import InputFinder
+        from ts2export.entry_inputs import InputFinder
 
         finder = InputFinder(self)
         out: dict[str, ProgramView] = {}

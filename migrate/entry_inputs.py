@@ -1,4 +1,5 @@
-"""What a program shows about the inputs of its TorchScript entry points.
+"""What a program shows about the inputs of its TorchScript entry points (see also
+ts2export.artifact.inputs: the inputs files that `verify` and `convert` read).
 
 ``torch.jit.script(model)`` compiled without inputs; ``torch.export`` needs example inputs, and a
 trace's example fixes the sizes export may specialize. Programs nearly always show their inputs
