@@ -125,6 +125,7 @@ def gated_apply(tasks: Sequence[Task], options: Options, command: str, cwd: Path
         if not units:
             return outcome
         kept: list[str] = []
+        last_failure = [""]  # what the last failing run said (for a unit known to fail without a run)
 
         def trial(candidates: list[str]) -> bool:
             nonlocal good
@@ -136,6 +137,8 @@ def gated_apply(tasks: Sequence[Task], options: Options, command: str, cwd: Path
             ok = accepted(run, baseline)
             echo(f"  {'kept' if ok else 'failed'}: {len(candidates)} unit(s) on top of {len(kept)} "
                  f"({run.seconds:.1f} s)" + ("" if ok else f": {run.summary}"))
+            if not ok:
+                last_failure[0] = run.summary
             if ok:
                 good = state
                 kept.extend(candidates)
@@ -143,12 +146,21 @@ def gated_apply(tasks: Sequence[Task], options: Options, command: str, cwd: Path
                 outcome.rolled_back[candidates[0]] = run.summary
             return ok
 
-        def bisect(candidates: list[str]) -> None:
-            if not candidates or trial(candidates) or len(candidates) == 1:
-                return
+        def bisect(candidates: list[str], failing: bool = False) -> bool:
+            """Keep what passes of ``candidates``; True when all of them were kept. ``failing``:
+            this very set (on top of what is kept) is known to fail, so it is not run again."""
+            if not candidates:
+                return True
+            if not failing and trial(candidates):
+                return True
+            if len(candidates) == 1:
+                if failing:
+                    outcome.rolled_back[candidates[0]] = last_failure[0]
+                return False
             half = len(candidates) // 2
-            bisect(candidates[:half])
-            bisect(candidates[half:])
+            # When the first half passes whole, the second half on top of it is the set that failed.
+            bisect(candidates[half:], failing=bisect(candidates[:half]))
+            return False
 
         echo(f"Applying {len(units)} unit(s) and running `{command}` after each batch...")
         bisect(units)
