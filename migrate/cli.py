@@ -86,7 +86,14 @@ def _run_engine(paths, select, ignore, config, jobs, fix, progress):
         fix=fix,
         rule_options={"inputs": dict(cfg.inputs), "root": str(cfg.root)},
     )
-    return _with_progress(tasks, options, jobs, progress)
+    from ts2export.skipped import ENGINE_KINDS, result_for, set_aside_large
+
+    max_bytes = int(cfg.max_file_size * 1_000_000)
+    tasks = set_aside_large(tasks, max_bytes)
+    results = _with_progress([t for t in tasks if t.kind in ENGINE_KINDS], options, jobs, progress)
+    # Notebooks, broken links, files over max-file-size: one line each where TorchScript may be.
+    others = [result_for(t, options, max_bytes) for t in tasks if t.kind not in ENGINE_KINDS]
+    return sorted(results + others, key=lambda r: r.path) if others else results
 
 
 def _per_file_ignores(path: Path, cfg) -> tuple[str, ...]:
@@ -95,7 +102,7 @@ def _per_file_ignores(path: Path, cfg) -> tuple[str, ...]:
     import pathspec
 
     try:
-        rel = Path(path).resolve().relative_to(cfg.root).as_posix()
+        rel = Path(os.path.realpath(path)).relative_to(cfg.root).as_posix()
     except ValueError:
         rel = Path(path).as_posix()
     out: list[str] = []
@@ -279,18 +286,21 @@ def apply(
 
     Exit 0 when nothing is left, 1 when findings remain for a person, 2 on errors."""
     from ts2export.output import finding_line, summary_line
-    from ts2export.textio import atomic_write_bytes
+    from ts2export.textio import NotRewritten, atomic_write_bytes
 
     results = _run_engine(paths, select, ignore, config, jobs, "unsafe" if unsafe_fixes else "safe", progress)
     written = 0
     for r in results:
         if r.changed:
-            try:
-                atomic_write_bytes(Path(r.path), r.new)
+            try:  # only over the bytes the fixes were computed from: a newer version is never overwritten
+                atomic_write_bytes(Path(r.path), r.new, expected=r.original)
                 written += 1
             except OSError as exc:
-                r.error = f"cannot write: {exc.strerror or exc}"
-                r.fixed = []
+                r.error = str(exc) if isinstance(exc, NotRewritten) else f"cannot write: {exc.strerror or exc}"
+                # Not written: what the fixes would have done is still there, for a person or a rerun.
+                for f in r.fixed:
+                    f.fixed = False
+                r.findings, r.fixed = sorted(r.findings + r.fixed, key=lambda f: f.sort_key()), []
         if r.fixed or r.findings:
             typer.echo(f"{r.path}: fixed {len(r.fixed)}, left {len(r.findings)}")
     left = [f for r in results for f in r.findings]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +17,7 @@ class ConfigError(Exception):
     """A user's configuration is wrong: one clear line, exit 2."""
 
 
-_KEYS = {"select", "ignore", "exclude", "per-file-ignores", "inputs"}
+_KEYS = {"select", "ignore", "exclude", "per-file-ignores", "inputs", "max-file-size"}
 
 
 @dataclass
@@ -29,6 +30,9 @@ class Config:
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     # Example inputs for call sites that cannot show them: "path/to/file.py::name" -> "(expr, ...)"
     inputs: dict[str, str] = field(default_factory=dict)
+    # Larger Python/C++ files are not parsed (libcst takes about a minute per MB): reported if they
+    # mention TorchScript. In megabytes (10**6 bytes).
+    max_file_size: float = 2.0
 
 
 def _str_list(value: object, key: str, source: Path) -> list[str]:
@@ -40,7 +44,7 @@ def _str_list(value: object, key: str, source: Path) -> list[str]:
 
 
 def find_pyproject(start: Path) -> Path | None:
-    start = start.resolve()
+    start = Path(os.path.realpath(start))  # not Path.resolve(): it raises on a symbolic link loop
     for folder in [start, *start.parents] if start.is_dir() else [start.parent, *start.parent.parents]:
         candidate = folder / "pyproject.toml"
         if candidate.is_file():
@@ -54,7 +58,7 @@ def find_pyproject(start: Path) -> Path | None:
 
 
 def _project_root(start: Path) -> Path:
-    start = start.resolve()
+    start = Path(os.path.realpath(start))
     folder = start if start.is_dir() else start.parent
     for candidate in [folder, *folder.parents]:
         if (candidate / "pyproject.toml").is_file():
@@ -93,4 +97,9 @@ def load_config(start: Path, explicit: Path | None = None) -> Config:
     if not isinstance(inputs, dict) or not all(isinstance(v, str) for v in inputs.values()):
         raise ConfigError(f"{path}: [tool.ts2export] inputs must be a table of \"file.py::name\" = \"(expr, ...)\"")
     cfg.inputs = dict(inputs)
+    if "max-file-size" in table:
+        size = table["max-file-size"]
+        if isinstance(size, bool) or not isinstance(size, (int, float)) or size <= 0:
+            raise ConfigError(f"{path}: [tool.ts2export] max-file-size must be a positive number of megabytes")
+        cfg.max_file_size = float(size)
     return cfg

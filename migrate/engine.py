@@ -364,6 +364,9 @@ def process_python(data: bytes, path: str, rules: Sequence[type[Rule]], options:
     except ValueError as exc:
         result.error = f"cannot compile: {exc}"
         return
+    except (MemoryError, RecursionError):  # CPython's parser gives up on very deep nesting this way
+        result.error = "too deeply nested for the parser"
+        return
     try:
         module = cst.parse_module(data)
     except (cst.ParserSyntaxError, SyntaxError) as exc:

@@ -286,6 +286,10 @@ class Rule(_RuleMeta, cst.BatchableCSTVisitor):
 
     # -- helpers over metadata --------------------------------------------------------------
     def qualnames(self, node: cst.CSTNode) -> set[str]:
+        if isinstance(node, cst.Call):
+            # libcst names a call after the function it calls; but the value of `f(a)` is not `f`, and
+            # matching it would report `torch.jit.trace(m, x)(y)` twice (once per call) at one place.
+            return set()
         try:
             return {q.name for q in self.get_metadata(QualifiedNameProvider, node, set())}
         except KeyError:  # pragma: no cover - node created by a rule
