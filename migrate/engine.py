@@ -373,6 +373,13 @@ def process_python(data: bytes, path: str, rules: Sequence[type[Rule]], options:
         where = f"line {exc.raw_line}, column {exc.raw_column + 1}: {exc.message}" if isinstance(exc, cst.ParserSyntaxError) else str(exc)
         result.error = f"cannot parse (libcst) at {where}"
         return
+    # libcst drops a file's last newline when it is a lone "\r" (old Mac line ends): keep what it
+    # drops at the end, and refuse to rewrite a file it would change anywhere else.
+    rendered = module.bytes
+    lost = data[len(rendered):] if rendered != data and data.startswith(rendered) else b""
+    if rendered + lost != data:
+        result.error = "cannot rewrite faithfully: libcst does not reproduce this file byte for byte"
+        return
     dropped: set = set()
     changed = False
     findings: list[Finding] = []
@@ -393,7 +400,7 @@ def process_python(data: bytes, path: str, rules: Sequence[type[Rule]], options:
         changed = True
     result.findings = findings
     if changed:
-        result.new = module.bytes
+        result.new = module.bytes + lost
 
 
 def process_text(data: bytes, path: str, rules: Sequence[type[TextRule]], options: Options, result: FileResult) -> None:
