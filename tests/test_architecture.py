@@ -5,7 +5,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE_WING = {"ts2export.engine", "ts2export.rule", "ts2export.registry", "ts2export.rules", "ts2export.discovery",
-               "ts2export.output", "ts2export.corpus", "ts2export.docs", "ts2export.config"}
+               "ts2export.output", "ts2export.corpus", "ts2export.docs", "ts2export.config", "ts2export.skipped"}
 
 
 def imports_of(path: Path) -> set[str]:
