@@ -307,11 +307,12 @@ def _key(r) -> tuple:
 
 
 def _is_subsequence(needle: list[str], hay: list[str]) -> str | None:
-    """None if ``needle`` is a subsequence of ``hay`` (the last needle line may lack its end)."""
+    """None if ``needle`` is a subsequence of ``hay``, else the first line missing. A last needle line
+    without a line end (the program's end) may have gained one (a snippet was spliced after it)."""
     i = 0
     for j, line in enumerate(needle):
-        last = j == len(needle) - 1
-        while i < len(hay) and not (hay[i] == line or last and hay[i].rstrip("\r\n") == line.rstrip("\r\n")):
+        open_end = j == len(needle) - 1 and not line.endswith(("\r", "\n"))
+        while i < len(hay) and not (hay[i] == line or open_end and hay[i].rstrip("\r\n") == line):
             i += 1
         if i == len(hay):
             return line
@@ -366,6 +367,8 @@ def check(sample: Sample, fix: str | None) -> list[str]:
         return problems
     if sample.data.startswith(b"\xef\xbb\xbf") != new.startswith(b"\xef\xbb\xbf"):
         problems.append("the BOM was not kept")
+    if sample.data.endswith((b"\n", b"\r")) and new and not new.endswith((b"\n", b"\r")):
+        problems.append("the file's last line end was lost")
     style = _newline_style(sample.data)
     if style is not None and _newline_style(new) != style:
         problems.append(f"the newline style ({style}) was not kept")

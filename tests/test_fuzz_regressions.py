@@ -1,5 +1,6 @@
-"""Replays every input that scripts/fuzz.py (or a person) saved under tests/fuzz_regressions/: each
-once broke a property of tests/fuzzing.py and must keep every property now, in every fix mode."""
+"""Replays every input saved under tests/fuzz_regressions/ (by scripts/fuzz.py when a property of
+tests/fuzzing.py broke, or by hand for a bug found otherwise; "problems" says what it broke, empty
+for a hand-written guard): each must keep every property now, in every fix mode."""
 
 from __future__ import annotations
 
