@@ -72,8 +72,15 @@ def _split(values: Optional[List[str]]) -> list[str]:
 
 def _run_engine(paths, select, ignore, config, jobs, fix, progress, plan="safe", external=None, recording=None):
     """Discover, configure and run the engine; user errors exit 2 with one line."""
-    tasks, options = _configure(paths, select, ignore, config, fix, plan, external, recording)
-    return _with_progress(tasks, options, jobs, progress)
+    from ts2export.skipped import ENGINE_KINDS, result_for
+
+    tasks, options, max_bytes = _configure(paths, select, ignore, config, fix, plan, external, recording)
+    run = _with_progress([t for t in tasks if t.kind in ENGINE_KINDS], options, jobs, progress)
+    # Notebooks, broken links, files over max-file-size: one line each where TorchScript may be.
+    others = [result_for(t, options, max_bytes) for t in tasks if t.kind not in ENGINE_KINDS]
+    if others:
+        run.results = sorted(run.results + others, key=lambda r: r.path)
+    return run
 
 
 def _configure(paths, select, ignore, config, fix, plan="safe", external=None, recording=None):
@@ -108,7 +115,11 @@ def _configure(paths, select, ignore, config, fix, plan="safe", external=None, r
         external_readers=cfg.external_readers if external is None else external,
         recording=_check_recording(recording),
     )
-    return tasks, options
+    from ts2export.skipped import set_aside_large
+
+    # Files over max-file-size are set aside (libcst needs about a minute per megabyte).
+    max_bytes = int(cfg.max_file_size * 1_000_000)
+    return set_aside_large(tasks, max_bytes), options, max_bytes
 
 
 def _check_recording(path) -> str | None:
@@ -130,7 +141,7 @@ def _per_file_ignores(path: Path, cfg) -> tuple[str, ...]:
     import pathspec
 
     try:
-        rel = Path(path).resolve().relative_to(cfg.root).as_posix()
+        rel = Path(os.path.realpath(path)).relative_to(cfg.root).as_posix()
     except ValueError:
         rel = Path(path).as_posix()
     out: list[str] = []
@@ -428,7 +439,7 @@ def apply(
     when findings remain for a person, 2 on errors."""
     from ts2export import gate as g
     from ts2export.output import finding_line, summary_line
-    from ts2export.textio import atomic_write_bytes
+    from ts2export.textio import NotRewritten, atomic_write_bytes
 
     try:  # the baseline is read before anything is written
         known = g.load_baseline(g.Gate.load(paths, config, select, ignore), baseline, not no_baseline)
@@ -443,12 +454,15 @@ def apply(
         written = 0
     for r in results:
         if r.changed and test is None:
-            try:
-                atomic_write_bytes(Path(r.path), r.new)
+            try:  # only over the bytes the fixes were computed from: a newer version is never overwritten
+                atomic_write_bytes(Path(r.path), r.new, expected=r.original)
                 written += 1
             except OSError as exc:
-                r.error = f"cannot write: {exc.strerror or exc}"
-                r.fixed = []
+                r.error = str(exc) if isinstance(exc, NotRewritten) else f"cannot write: {exc.strerror or exc}"
+                # Not written: what the fixes would have done is still there, for a person or a rerun.
+                for f in r.fixed:
+                    f.fixed = False
+                r.findings, r.fixed = sorted(r.findings + r.fixed, key=lambda f: f.sort_key()), []
         if r.fixed or r.findings:
             typer.echo(f"{r.path}: fixed {len(r.fixed)}, left {len(r.findings)}")
     left = [f for r in results for f in r.findings]
@@ -469,7 +483,11 @@ def _gated(paths, select, ignore, config, jobs, fix, external, recording, comman
     """`apply --test`: unit by unit, kept where the command passes (ts2export.gated)."""
     from ts2export.gated import GatedError, gated_apply
 
-    tasks, options = _configure(paths, select, ignore, config, fix, external=external, recording=recording)
+    from ts2export.skipped import ENGINE_KINDS, result_for
+
+    tasks, options, max_bytes = _configure(paths, select, ignore, config, fix, external=external, recording=recording)
+    others = [result_for(t, options, max_bytes) for t in tasks if t.kind not in ENGINE_KINDS]
+    tasks = [t for t in tasks if t.kind in ENGINE_KINDS]
     try:
         outcome = gated_apply(tasks, options, command, Path.cwd(), jobs or None, timeout,
                               echo=lambda line: typer.echo(line, err=True))
@@ -488,7 +506,7 @@ def _gated(paths, select, ignore, config, jobs, fix, external, recording, comman
             typer.echo(f"  {unit}: {why}")
     typer.echo(f"`{command}` ran {outcome.runs} time(s), the baseline included.")
     written = sum(1 for r in outcome.results if r.changed)
-    return outcome.results, written
+    return sorted(outcome.results + others, key=lambda r: r.path), written
 
 
 @app.command("rules")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +17,7 @@ class ConfigError(Exception):
     """A user's configuration is wrong: one clear line, exit 2."""
 
 
-_KEYS = {"select", "ignore", "exclude", "per-file-ignores", "inputs", "external-readers", "baseline"}
+_KEYS = {"select", "ignore", "exclude", "per-file-ignores", "inputs", "external-readers", "baseline", "max-file-size"}
 
 
 @dataclass
@@ -33,6 +34,9 @@ class Config:
     external_readers: bool = False
     # The baseline file `check` and `report` use by default (resolved against the pyproject's folder).
     baseline: Path | None = None
+    # Larger Python/C++ files are not parsed (libcst takes about a minute per MB): reported if they
+    # mention TorchScript. In megabytes (10**6 bytes).
+    max_file_size: float = 2.0
 
 
 def _str_list(value: object, key: str, source: Path) -> list[str]:
@@ -44,7 +48,7 @@ def _str_list(value: object, key: str, source: Path) -> list[str]:
 
 
 def find_pyproject(start: Path) -> Path | None:
-    start = start.resolve()
+    start = Path(os.path.realpath(start))  # not Path.resolve(): it raises on a symbolic link loop
     for folder in [start, *start.parents] if start.is_dir() else [start.parent, *start.parent.parents]:
         candidate = folder / "pyproject.toml"
         if candidate.is_file():
@@ -58,7 +62,7 @@ def find_pyproject(start: Path) -> Path | None:
 
 
 def _project_root(start: Path) -> Path:
-    start = start.resolve()
+    start = Path(os.path.realpath(start))
     folder = start if start.is_dir() else start.parent
     for candidate in [folder, *folder.parents]:
         if (candidate / "pyproject.toml").is_file():
@@ -105,4 +109,9 @@ def load_config(start: Path, explicit: Path | None = None) -> Config:
         if not isinstance(table["baseline"], str) or not table["baseline"].strip():
             raise ConfigError(f"{path}: [tool.ts2export] baseline must be a file name (e.g. \"ts2export-baseline.json\")")
         cfg.baseline = cfg.root / table["baseline"]
+    if "max-file-size" in table:
+        size = table["max-file-size"]
+        if isinstance(size, bool) or not isinstance(size, (int, float)) or size <= 0:
+            raise ConfigError(f"{path}: [tool.ts2export] max-file-size must be a positive number of megabytes")
+        cfg.max_file_size = float(size)
     return cfg

@@ -10,6 +10,7 @@ from typing import Iterable
 import pathspec
 
 PYTHON_SUFFIXES = {".py", ".pyi"}
+NOTEBOOK_SUFFIXES = {".ipynb"}  # found so that they can be reported, never rewritten (ts2export.skipped)
 CPP_SUFFIXES = {".cpp", ".cc", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".cu", ".cuh", ".mm"}
 
 # Folders never worth scanning: virtualenvs, build outputs, caches, VCS metadata.
@@ -27,7 +28,7 @@ class DiscoveryError(Exception):
 @dataclass(frozen=True)
 class SourceFile:
     path: Path  # as the user will see it (relative to the cwd where possible)
-    kind: str  # "python" or "cpp"
+    kind: str  # "python", "cpp", or for files the engine does not process: "notebook", "broken-link"
 
 
 def file_kind(path: Path) -> str | None:
@@ -36,6 +37,8 @@ def file_kind(path: Path) -> str | None:
         return "python"
     if suffix in CPP_SUFFIXES:
         return "cpp"
+    if suffix in NOTEBOOK_SUFFIXES:
+        return "notebook"
     return None
 
 
@@ -115,6 +118,8 @@ def discover(paths: Iterable[Path], root: Path, excludes: Iterable[str] = ()) ->
     base = _Ignores(root, excludes)
     out: dict[Path, SourceFile] = {}
     for given in paths:
+        if given.is_symlink() and not given.exists():
+            raise DiscoveryError(f"{given}: broken symbolic link (it loops, or points to a missing file)")
         if not given.exists():
             raise DiscoveryError(f"{given}: no such file or folder")
         if given.is_file():
@@ -143,7 +148,12 @@ def _walk(real: Path, shown: Path, ignores: _Ignores, seen: set[Path], out: dict
         entry_path = Path(entry.path)
         try:
             is_dir = entry.is_dir()  # follows symlinks
-        except OSError:
+        except OSError:  # a symbolic link loop
+            is_dir = None
+        if is_dir is None or not is_dir and entry.is_symlink() and not entry.is_file():
+            # A link that loops or points nowhere: reported (it cannot be read), never followed.
+            if file_kind(entry_path) is not None and not ignores.ignored(entry_path, False):
+                out.setdefault(Path(os.path.abspath(entry_path)), SourceFile(display_path(shown / entry.name), "broken-link"))
             continue
         if is_dir:
             if ignores.ignored(entry_path, True) or _is_virtualenv(entry_path):

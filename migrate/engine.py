@@ -420,11 +420,21 @@ def process_python(data: bytes, path: str, rules: Sequence[type[Rule]], options:
     except ValueError as exc:
         result.error = f"cannot compile: {exc}"
         return
+    except (MemoryError, RecursionError):  # CPython's parser gives up on very deep nesting this way
+        result.error = "too deeply nested for the parser"
+        return
     try:
         module = cst.parse_module(data)
     except (cst.ParserSyntaxError, SyntaxError) as exc:
         where = f"line {exc.raw_line}, column {exc.raw_column + 1}: {exc.message}" if isinstance(exc, cst.ParserSyntaxError) else str(exc)
         result.error = f"cannot parse (libcst) at {where}"
+        return
+    # libcst drops a file's last newline when it is a lone "\r" (old Mac line ends): keep what it
+    # drops at the end, and refuse to rewrite a file it would change anywhere else.
+    rendered = module.bytes
+    lost = data[len(rendered):] if rendered != data and data.startswith(rendered) else b""
+    if rendered + lost != data:
+        result.error = "cannot rewrite faithfully: libcst does not reproduce this file byte for byte"
         return
     dropped: set = set()
     changed = False
@@ -449,7 +459,7 @@ def process_python(data: bytes, path: str, rules: Sequence[type[Rule]], options:
         changed = True
     result.findings = findings
     if changed:
-        result.new = module.bytes
+        result.new = module.bytes + lost
 
 
 def _decide(f: Finding, decision: FileDecision, mode: str) -> None:

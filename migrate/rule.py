@@ -338,8 +338,9 @@ class Rule(_RuleMeta, cst.BatchableCSTVisitor):
 
     # -- helpers over metadata --------------------------------------------------------------
     def qualnames(self, node: cst.CSTNode) -> set[str]:
-        """Qualified names of a name or attribute (a call's result is not the function it calls)."""
         if isinstance(node, cst.Call):
+            # libcst names a call after the function it calls; but the value of `f(a)` is not `f`, and
+            # matching it would report `torch.jit.trace(m, x)(y)` twice (once per call) at one place.
             return set()
         try:
             return {q.name for q in self.get_metadata(QualifiedNameProvider, node, set())}

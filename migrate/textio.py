@@ -8,13 +8,30 @@ import tempfile
 from pathlib import Path
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically, keeping its file mode. Never half-written."""
-    path = Path(path)
+class NotRewritten(OSError):
+    """A file `apply` must leave alone: read-only, or changed since it was read."""
+
+
+def atomic_write_bytes(path: Path, data: bytes, expected: bytes | None = None) -> None:
+    """Replace ``path`` with ``data`` atomically, keeping its file mode. Never half-written.
+
+    With ``expected`` (the bytes the new contents were computed from), the file is replaced only if
+    it still holds them and is writable: a file that changed since it was read (an editor saved it,
+    another tool rewrote it) or a read-only file raises :class:`NotRewritten` and is left as it is.
+    A symbolic link stays a link: the file it points to is replaced."""
+    path = Path(os.path.realpath(path))
     try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
+        before = os.stat(path)
+        mode = stat.S_IMODE(before.st_mode)
     except FileNotFoundError:
-        mode = None
+        before, mode = None, None
+    if expected is not None:
+        if before is None:
+            raise NotRewritten(f"{path.name} was removed while ts2export was running; nothing written")
+        if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(path, os.W_OK):
+            raise NotRewritten("read-only file, not rewritten (make it writable to apply the fixes)")
+        if path.read_bytes() != expected:
+            raise NotRewritten("changed while ts2export was running; not rewritten (run apply again)")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".ts2export.tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -23,6 +40,8 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             os.fsync(fh.fileno())
         if mode is not None:
             os.chmod(tmp, mode)
+        if expected is not None and _signature(os.stat(path)) != _signature(before):
+            raise NotRewritten("changed while ts2export was running; not rewritten (run apply again)")
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -30,3 +49,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def _signature(st: os.stat_result) -> tuple:
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)

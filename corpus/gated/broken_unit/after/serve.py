@@ -10,4 +10,4 @@ def run_threshold(folder, x):
 
 def run_scale(folder, x):
     with torch.no_grad():
-        return torch.jit.load(os.path.join(folder, "scale.pt"))(x)
+        return torch.export.load(os.path.join(folder, "scale.pt")).module()(x)
