@@ -100,6 +100,8 @@ class Site:
         return f"{self.file.path}:{self.start[0]}"
 
     def describe(self) -> str:
+        if self.kind in (ENTRY_DECORATOR, ENTRY_IF_TRACING):
+            return f"`@{self.text}` on `{self.scope}` at {self.where}"
         return f"`{self.text}` at {self.where}"
 
 
@@ -824,6 +826,7 @@ class Program:
                             union(s, classes[cls])
             for r in self.links.get(id(s), ()):
                 union(r, s)
+        self._instance_flows(union)
         for fi in getattr(self, "findings", ()):  # sites rewritten by one fix go together
             if not fi.fix_spans:
                 continue
@@ -842,6 +845,35 @@ class Program:
             first = next((s for s in unit.sites if s.kind in (ENTRY_SCRIPT, ENTRY_TRACE, ENTRY_CLASS)), unit.sites[0])
             unit.label = f"{first.where} {first.text}"
         self.units = list(units.values())
+
+    def _instance_flows(self, union) -> None:
+        """A TorchScript class (`@torch.jit.script class C`) whose instances are passed to a scripted
+        function (`apply(C(), x)`, `c = C(); apply(c, x)`) goes with it: a scripted function that
+        stays takes only TorchScript values, so the class cannot lose its decorator alone."""
+        classes: dict[tuple[str, str], Site] = {}
+        functions: list[tuple[Site, Def]] = []
+        for s in self.sites:
+            if s.kind != ENTRY_DECORATOR:
+                continue
+            d = s.file.innermost_def(s.start)
+            if d is None:
+                continue
+            if d.kind == "class":
+                classes[(s.file.path, d.qualname)] = s
+            else:
+                functions.append((s, d))
+        if not classes:
+            return
+        for site, d in functions:
+            for f, call in self.calls_of(site.file.path, d.qualname):
+                for arg in [*call.args, *(k.value for k in call.keywords)]:
+                    made = None
+                    if isinstance(arg, ast.Call):
+                        made = self.def_of(f, arg.func)
+                    elif isinstance(arg, ast.Name):
+                        made = self._assigned_class(f, arg)
+                    if made is not None and (made[0].path, made[1].qualname) in classes:
+                        union(site, classes[(made[0].path, made[1].qualname)])
 
     def _script_module_roots(self, f: PyFile, d: Def, depth: int = 0) -> list[tuple[str, str]]:
         """The ScriptModule subclasses (naming ``torch.jit.ScriptModule`` directly) that ``d`` is or
@@ -1015,6 +1047,8 @@ class Program:
                             "first (`ts2export convert`, same path), then run apply with `--external-readers`")))
                     elif s.kind in CALL_SITES and not goes(s):
                         blockers.append((s, stays(s)))
+                    elif s.kind == ENTRY_DECORATOR and len(members) > 1 and not goes(s):
+                        blockers.append((s, stays(s)))  # what it compiles keeps its TorchScript values
                     elif s.kind == TRANSFORM and not goes(s):
                         # what it transforms cannot migrate without it (the reverse is fine)
                         blockers.append((s, stays(s)))

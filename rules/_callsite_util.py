@@ -151,7 +151,10 @@ def binding(rule: Rule, call: cst.BaseExpression) -> Binding:
                 for ref in a.references:
                     if isinstance(ref.node, cst.Name):
                         refs[id(ref.node)] = ref.node
-            return _with_rebinds(rule, target, stores, list(refs.values()), f"`{target.value}`")
+            found = _with_rebinds(rule, target, stores, list(refs.values()), f"`{target.value}`")
+            if found.problem:
+                found = _sequential(rule, target, stores, list(refs.values())) or found
+            return found
         attr = self_attribute(rule, target)
         if attr is not None:
             cls = enclosing(rule, target, (cst.ClassDef,))
@@ -162,6 +165,47 @@ def binding(rule: Rule, call: cst.BaseExpression) -> Binding:
     if isinstance(parent, (cst.AnnAssign, cst.AugAssign, cst.NamedExpr)):
         return Binding(None, problem="the result is bound by an annotated or walrus assignment")
     return Binding(None, [call])
+
+
+def _sequential(rule: Rule, target: cst.Name, stores: list, refs: list) -> Binding | None:
+    """A name bound several times by plain assignments that are statements of one block (test code
+    that does `m = script(a); check(m); m = script(b); check(m)`): each reference belongs to the
+    assignment before it, as no branch or loop lies between them. None when that does not hold."""
+    statements = []
+    for store in stores:
+        holder = rule.parent(store)
+        assign = rule.parent(holder) if isinstance(holder, cst.AssignTarget) else None
+        line = rule.parent(assign) if isinstance(assign, cst.Assign) and len(assign.targets) == 1 else None
+        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+            return None
+        statements.append((rule.position(line).start, line, assign, store))
+    blocks = {id(rule.parent(line)) for _, line, _, _ in statements}
+    scope_of = enclosing(rule, target, (cst.FunctionDef, cst.Lambda, cst.ClassDef))
+    if len(blocks) != 1 or any(enclosing(rule, r, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) is not scope_of for r in refs):
+        return None  # assignments in branches or loops, or a closure reading the name later
+    node = rule.parent(statements[0][1])
+    while node is not None and node is not scope_of:
+        if isinstance(node, (cst.For, cst.While)):
+            return None  # a reference above the assignments may read the previous iteration's value
+        node = rule.parent(node)
+    statements.sort(key=lambda s: (s[0].line, s[0].column))
+    index = next(i for i, (_, _, _, store) in enumerate(statements) if store is target)
+    start = statements[index][0]
+    after = statements[index + 1] if index + 1 < len(statements) else None
+
+    def mine(ref: cst.BaseExpression) -> bool:
+        pos = rule.position(ref).start
+        if (pos.line, pos.column) <= (start.line, start.column):
+            return False
+        if after is None:
+            return True
+        nxt_pos, _, nxt_assign, _ = after
+        if (pos.line, pos.column) < (nxt_pos.line, nxt_pos.column):
+            return True
+        value = rule.position(nxt_assign.value)  # `m = m.something()`: the right side reads this binding
+        return (value.start.line, value.start.column) <= (pos.line, pos.column) < (value.end.line, value.end.column)
+
+    return Binding(target, [r for r in refs if mine(r)])
 
 
 def _with_rebinds(rule: Rule, target, stores: list, refs: list, shown: str) -> Binding:

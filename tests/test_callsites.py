@@ -55,7 +55,7 @@ def test_script_without_inputs_reports_the_snippet_to_add():
     assert '"app/model.py::model" = "(torch.ones(2, 8),)"' in f.message
 
 
-def test_script_inputs_from_a_call_after_the_script_call_are_not_used():
+def test_script_inputs_from_a_call_after_the_script_call_are_rebuilt_at_the_export():
     res = _fix("""
         import torch
 
@@ -64,7 +64,10 @@ def test_script_inputs_from_a_call_after_the_script_call_are_not_used():
             x = torch.randn(2, 4)
             return scripted(x)
         """)
-    assert not res.changed  # x is made after the script call: moving the export would be guessing
+    # x is made after the script call: an example of its shape and dtype is made at the export
+    new = _new(res)
+    assert "scripted = torch.export.export(model, (torch.ones(2, 4),)" in new  # shapes and dtypes only
+    assert "x = torch.randn(2, 4)\n    return scripted(x)" in new
 
 
 def test_traced_module_saved_and_called_keeps_the_program_and_calls_module():
@@ -139,11 +142,22 @@ def test_train_mode_on_loaded_module_is_reported():
     assert any("training mode is fixed at export time" in f.message for f in res.findings)
 
 
-def test_trace_reassigned_name_is_not_followed():
-    res = _fix("""
+def test_trace_reassigned_name_is_followed_up_to_its_next_assignment():
+    new = _new(_fix("""
         import torch
         t = torch.jit.trace(torch.nn.Linear(3, 3), torch.randn(2, 3))
         t = other
+        """))
+    # nothing reads the traced module before `t` is bound again: the rewrite only changes what is discarded
+    assert "t = torch.export.export(torch.nn.Linear(3, 3), (torch.randn(2, 3),)" in new and "t = other" in new
+
+
+def test_trace_reassigned_name_in_a_loop_is_not_followed():
+    res = _fix("""
+        import torch
+        for i in range(3):
+            t = torch.jit.trace(torch.nn.Linear(3, 3), torch.randn(2, 3))
+            t = other(t)
         """)
     assert not res.changed
     assert any("assigned more than once" in f.message for f in res.findings if f.rule_id == "TSX301")
@@ -421,3 +435,32 @@ def test_check_reports_what_apply_will_do_across_files(tmp_path, run_cli):
     assert code == 1
     line = next(line for line in out.splitlines() if line.startswith("serve.py:5:9: TSX304"))
     assert "[held back: it migrates together with `torch.jit.trace(" in line and not line.endswith("[**]")
+
+
+def test_a_name_scripted_again_in_the_same_block_follows_each_assignment():
+    new = _new(_fix("""
+        import torch
+
+        def test_torchscript(make: torch.nn.Module, other: torch.nn.Module):
+            x = torch.randn(4, 8)
+            jitted = torch.jit.script(make)
+            a = jitted(x)
+            jitted = torch.jit.script(other)
+            b = jitted(x)
+            return a, b
+        """, select=("TSX302",)))
+    assert new.count("torch.export.export(") == 2 and "torch.jit" not in new
+    assert "jitted = torch.export.export(make, (x,)" in new and "jitted = torch.export.export(other, (x,)" in new
+
+
+def test_a_name_bound_in_a_branch_is_not_split_by_position():
+    res = _fix("""
+        import torch
+
+        def f(a: torch.nn.Module, b: torch.nn.Module, flag, x):
+            m = torch.jit.script(a)
+            if flag:
+                m = torch.jit.script(b)
+            return m(x)
+        """, select=("TSX302",))
+    assert not res.changed  # which script call `m(x)` runs depends on `flag`

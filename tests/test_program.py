@@ -275,3 +275,34 @@ def test_loop_variables_over_literals_give_sizes():
     })
     [found] = evidence.values()
     assert found["sizes"] == [[[2, 4, 5, 6], [8]], [[3, 4, 6, 11], [8]]]
+
+
+def test_a_torchscript_class_passed_to_a_scripted_function_that_stays_keeps_its_decorator():
+    code = textwrap.dedent("""
+        import torch
+        from torch import Tensor
+
+        @torch.jit.script
+        class Doubler:
+            def __init__(self):
+                pass
+
+            def run(self, x: Tensor) -> Tensor:
+                return x * 2.0
+
+        @torch.jit.script
+        def apply_runner(r: Doubler, x: Tensor) -> Tensor:
+            return r.run(x) + 1.0
+
+        def main(x):
+            d = Doubler()
+            return apply_runner(d, x)
+        """)
+    task = Task("m.py", "python", data=code.encode())
+    # safe fixes: the function's decorator stays, so the class's does too
+    [safe] = analyze([task], Options(fix="safe"), jobs=1).results
+    assert not safe.changed, safe.new.decode()
+    held = [f.held for f in safe.findings if f.held]
+    assert any("it migrates together with `@torch.jit.script` on `apply_runner` at m.py:13" in h for h in held), held
+    [unsafe] = analyze([task], Options(fix="unsafe"), jobs=1).results
+    assert "@torch.jit.script" not in unsafe.new.decode()

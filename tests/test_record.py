@@ -159,7 +159,7 @@ def test_recorded_spec_exports_dynamic_in_exactly_the_varying_dims(served):
 
 def test_samples_are_real_inputs_and_become_a_verify_inputs_file(served, tmp_path):
     tmp, prog, rec = served
-    from ts2export.artifact.loading import load_inputs_file
+    from ts2export.artifact.inputs import load_inputs_file
 
     inputs = rec.inputs_at("serve.py", line_of(prog, "torch.jit.script("))
     assert 1 <= len(inputs.samples) <= 3

@@ -8,7 +8,7 @@ from torch import nn
 
 @torch.jit.interface
 class ExpertInterface(nn.Module):
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, input: torch.Tensor) -> torch.Tensor:
         pass
 
 
