@@ -2,7 +2,9 @@
 
 It appends one JSON line per test phase, per failed collection and per imported copy of the package
 to the file named by TS2EXPORT_REAL_LOG, as the run goes (a run killed by its timeout still leaves
-what it had done). Standard library and pytest only: it runs in the package's virtual environment.
+what it had done). With TS2EXPORT_REAL_SEED it seeds random, numpy and torch before collection, so
+a suite that draws its parameters at random collects the same tests before and after migration (and
+in every xdist worker). Standard library and pytest only: it runs in the package's virtual environment.
 
     TS2EXPORT_REAL_LOG=run.jsonl TS2EXPORT_REAL_MODULE=e3nn python -m pytest -p ts2export_real_probe ...
 """
@@ -29,20 +31,26 @@ def _is_worker(config) -> bool:
     return hasattr(config, "workerinput")  # an xdist worker: the controller logs its reports
 
 
-def _frames(longrepr) -> list[dict]:
-    """Every traceback frame pytest kept (all chained exceptions, innermost last)."""
+def _chain(longrepr) -> list:
     chain = getattr(longrepr, "chain", None)
     if chain is None:
         tb = getattr(longrepr, "reprtraceback", None)
-        chain = [(tb, None, None)] if tb is not None else []
+        chain = [(tb, getattr(longrepr, "reprcrash", None), None)] if tb is not None else []
+    return list(chain)
+
+
+def _frames(longrepr) -> list[dict]:
+    """Every traceback frame pytest kept, of every chained exception ("chain": 0 is the first one
+    raised, the root cause), innermost last."""
     frames = []
-    for tb, _crash, _descr in chain:
+    for index, (tb, _crash, _descr) in enumerate(_chain(longrepr)):
         for entry in getattr(tb, "reprentries", None) or []:
             loc = getattr(entry, "reprfileloc", None)
             if loc is None:
                 continue
             frames.append(
                 {
+                    "chain": index,
                     "path": str(loc.path),
                     "line": int(loc.lineno),
                     "exc": str(loc.message),
@@ -50,6 +58,19 @@ def _frames(longrepr) -> list[dict]:
                 }
             )
     return frames
+
+
+def _messages(longrepr) -> list[str]:
+    """The message of each chained exception, the root cause first."""
+    out = []
+    for tb, crash, _descr in _chain(longrepr):
+        if crash is not None:
+            out.append(str(crash.message)[:1000])
+            continue
+        entries = getattr(tb, "reprentries", None) or []
+        lines = [str(s)[1:].strip() for s in (getattr(entries[-1], "lines", None) or []) if str(s).startswith("E ")] if entries else []
+        out.append(" ".join(lines)[:1000])
+    return out
 
 
 def _crash(longrepr) -> dict | None:
@@ -82,6 +103,7 @@ def pytest_runtest_logreport(report) -> None:
     if report.failed:
         record["frames"] = _frames(report.longrepr)
         record["crash"] = _crash(report.longrepr)
+        record["messages"] = _messages(report.longrepr)
         record["text"] = _text(report)
     elif report.skipped and isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
         record["text"] = str(report.longrepr[2])[:500]
@@ -101,17 +123,36 @@ _CONFIG: dict = {}
 
 def pytest_configure(config) -> None:
     _CONFIG["config"] = config
+    seed = os.environ.get("TS2EXPORT_REAL_SEED")
+    if seed is not None:  # before collection: suites that draw parameters at random collect the same tests every run
+        _seed(int(seed))
+
+
+def _seed(seed: int) -> None:
+    import random
+
+    random.seed(seed)
+    for name in ("numpy", "torch"):
+        try:
+            module = __import__(name)
+        except ImportError:
+            continue
+        if name == "numpy":
+            module.random.seed(seed)
+        else:
+            module.manual_seed(seed)
+
+
+def _module_record(config, when: str) -> None:
+    name = os.environ.get("TS2EXPORT_REAL_MODULE")
+    module = sys.modules.get(name) if name else None
+    _write({"kind": "module", "name": name, "when": when, "worker": _is_worker(config),
+            "file": getattr(module, "__file__", None) if module is not None else None})
+
+
+def pytest_collection_finish(session) -> None:
+    _module_record(session.config, "collected")  # early, so a run killed by its timeout still tells
 
 
 def pytest_sessionfinish(session, exitstatus) -> None:
-    name = os.environ.get("TS2EXPORT_REAL_MODULE")
-    module = sys.modules.get(name) if name else None
-    _write(
-        {
-            "kind": "module",
-            "name": name,
-            "file": getattr(module, "__file__", None) if module is not None else None,
-            "worker": _is_worker(session.config),
-            "exitstatus": int(exitstatus),
-        }
-    )
+    _module_record(session.config, "finished")

@@ -119,6 +119,30 @@ def test_classification_counts_apart_only_assertions_on_torchscript_itself(tmp_p
     assert rp.classify("tests/test_m.py::t", None, tree, tests, [])[0] == "not-run"
 
 
+def test_the_root_cause_is_named_first_and_decides_the_class(tmp_path):
+    tree = tmp_path / "pkg-1.0"
+    tests = {"tests/test_jit.py"}
+    chained = {
+        "frames": [
+            {"chain": 0, "path": "tests/test_jit.py", "line": 57, "exc": "AttributeError",
+             "lines": [">           m = torch.export.export(F(f), (x, wavelet), dynamic_shapes=({i: Dim.AUTO for i in range(wavelet.dim())},))"]},
+            {"chain": 1, "path": "tests/test_jit.py", "line": 46, "exc": "Failed", "lines": [">       with pytest.warns(Warning):"]},
+        ],
+        "messages": ["AttributeError: 'WaveletTensorTuple' object has no attribute 'dim'",
+                     "Failed: DID NOT WARN. No warnings of type (<class 'Warning'>,) were emitted.\n Emitted warnings: []."],
+    }
+    assert rp.error_line(chained) == ("AttributeError: 'WaveletTensorTuple' object has no attribute 'dim' "
+                                      "(then: Failed: DID NOT WARN. No warnings of type (<class 'Warning'>,) were emitted.)")
+    assert rp.failing_source(chained)[:2] == ("tests/test_jit.py", 57)
+    hunks = {"tests/test_jit.py": [(46, 51, 47, 58)]}
+    assert rp.classify("tests/test_jit.py::test_a", chained, tree, tests, [{"rule": "TSX303"}], hunks)[0] == "broken"
+    # the warning alone is missing, around a rewritten TorchScript call: the test checked TorchScript's warning
+    alone = {"frames": [chained["frames"][1]], "messages": [chained["messages"][1]]}
+    cls, reason = rp.classify("tests/test_jit.py::test_a", alone, tree, tests, [], hunks)
+    assert cls == "torchscript-assertion" and "pytest.warns(Warning)" in reason
+    assert rp.classify("tests/test_jit.py::test_a", alone, tree, tests, [], {})[0] == "broken"  # nothing rewritten there
+
+
 def test_compare_names_each_test_that_fails_only_after(tmp_path):
     tree = tmp_path / "pkg-1.0"
     before = {"t.py::a": {"outcome": "passed"}, "t.py::b": {"outcome": "passed"}, "u.py::c": {"outcome": "passed"},
@@ -225,6 +249,12 @@ def test_the_probe_logs_every_outcome_frame_and_imported_copy(tmp_path, workers)
         def test_skip():
             pytest.skip("no")
 
+        def test_chain():
+            try:
+                mypkg.boom(4)
+            except RuntimeError:
+                raise ValueError("then this")
+
         @pytest.mark.xfail(reason="known")
         def test_xfail():
             assert False
@@ -245,12 +275,16 @@ def test_the_probe_logs_every_outcome_frame_and_imported_copy(tmp_path, workers)
     assert {k: v["outcome"] for k, v in outcomes.items()} == {
         "tests/test_a.py::test_pass": "passed", "tests/test_a.py::test_fail": "failed",
         "tests/test_a.py::test_error": "error", "tests/test_a.py::test_skip": "skipped",
-        "tests/test_a.py::test_xfail": "xfailed"}
-    assert len([r for r in records if r.get("kind") == "test"]) == 14  # each phase once, never twice under xdist
+        "tests/test_a.py::test_xfail": "xfailed", "tests/test_a.py::test_chain": "failed"}
+    assert len([r for r in records if r.get("kind") == "test"]) == 17  # each phase once, never twice under xdist
     assert rp.run_summary(records, outcomes)["collect_errors"] == ["tests/test_broken.py"]
     fail = outcomes["tests/test_a.py::test_fail"]["report"]
     assert rp.frames_in_tree(fail, tree) == [("tests/test_a.py", 8), ("mypkg/__init__.py", 2)]
     assert rp.error_line(fail) == "RuntimeError: boom 3"
     assert rp.failing_source(fail)[2] == "raise RuntimeError('boom ' + str(x))"
+    chain = outcomes["tests/test_a.py::test_chain"]["report"]
+    assert rp.error_line(chain) == "RuntimeError: boom 4 (then: ValueError: then this)"
+    path, line, source = rp.failing_source(chain)
+    assert (rp.relative_to_tree(path, tree), line, source) == ("mypkg/__init__.py", 2, "raise RuntimeError('boom ' + str(x))")
     files = rp.module_files(records)
     assert files and all(rp.relative_to_tree(f, tree) == "mypkg/__init__.py" for f in files)
