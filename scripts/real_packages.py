@@ -33,6 +33,7 @@ interpreter unless --python says otherwise).
 from __future__ import annotations
 
 import argparse
+import ast
 import dataclasses
 import datetime as _dt
 import difflib
@@ -89,7 +90,7 @@ PACKAGES: dict[str, Package] = {
             migrate=("e3nn", "tests"),
             tests=("tests/util", "tests/nn/batchnorm_test.py", "tests/nn/dropout_test.py", "tests/nn/models",
                    "tests/o3/tensor_product_test.py"),
-            k="(jit or script or trace or batchnorm or dropout) and not test_input_weights_jit",
+            k="(jit or script or trace or save or batchnorm or dropout) and not test_input_weights_jit",
             requires=("pytest",),
             subset="the tests of e3nn.util.jit, the scripted models and tensor products (named for jit / "
             "script / trace), and two fast suites that script modules through assert_auto_jitable; left out "
@@ -248,49 +249,111 @@ def applied_findings(findings: list[dict], mode: str, hunks: dict[str, list[tupl
     return out
 
 
+_MENTIONED = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+)')
+
+
 def frames_in_tree(report: dict, tree: Path) -> list[tuple[str, int]]:
-    out = []
+    """(path in tree, line) of each traceback frame, the crash, and each source location an error
+    message names (`File "...", line N`: TorchScript's compile errors point into the code they
+    compile, which is not on the Python traceback)."""
+    out: list[tuple[str, int]] = []
+
+    def add(path: str, line: int) -> None:
+        rel = relative_to_tree(path, tree)
+        if rel is not None and (rel, line) not in out:
+            out.append((rel, line))
+
     for fr in report.get("frames") or []:
-        rel = relative_to_tree(fr["path"], tree)
-        if rel is not None:
-            out.append((rel, int(fr["line"])))
+        add(fr["path"], int(fr["line"]))
     crash = report.get("crash")
     if crash:
-        rel = relative_to_tree(crash["path"], tree)
-        if rel is not None and (rel, int(crash["line"])) not in out:
-            out.append((rel, int(crash["line"])))
+        add(crash["path"], int(crash["line"]))
+    for text in [*(report.get("messages") or []), report.get("text") or ""]:
+        for m in _MENTIONED.finditer(text):
+            add(m["path"], int(m["line"]))
     return out
 
 
+def enclosing_def(source: str, line: int) -> tuple[str, int, int] | None:
+    """(name, first line with decorators, last line) of the innermost function holding `line`."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            end = node.end_lineno or node.lineno
+            if start <= line <= end and (best is None or end - start < best[2] - best[1]):
+                best = (node.name, start, end)
+    return best
+
+
+def _touches(hunk: tuple[int, int, int, int], start: int, end: int) -> bool:
+    """Whether a changed run of lines lies within after-lines [start, end]; a pure deletion sits
+    before its after-line a0."""
+    _b0, _b1, a0, a1 = hunk
+    if a0 == a1:
+        return start <= a0 <= end
+    return a0 <= end and a1 - 1 >= start
+
+
+def _findings_in(hunk: tuple[int, int, int, int], findings: list[dict]) -> list[dict]:
+    b0, b1, _a0, _a1 = hunk
+    return [f for f in findings if f["line"] <= max(b1 - 1, b0) and (f.get("end_line") or f["line"]) >= b0]
+
+
 def attribute(report: dict, nodeid: str, tree: Path, hunks: dict, applied: list[dict]) -> list[dict]:
-    """The applied findings behind a failure: first those whose rewritten lines a traceback frame runs
-    through ("frame"); else every applied finding in a changed file the traceback or the test's own
-    file belongs to ("file")."""
+    """The applied findings behind a failure, most precise first:
+
+    - "frame P:L": a frame (or a location its error names) lies in, or right below, lines apply
+      rewrote, and the findings whose fix rewrote them;
+    - "function F at P:L": the function holding a frame was rewritten elsewhere (a decorator or a
+      guard removed above the failing line), and the findings behind that;
+    - "same file P": neither, so every finding fixed in the files of the traceback and the test's
+      own module (a weak link, labelled as such)."""
     frames = frames_in_tree(report or {}, tree)
     by_file: dict[str, list[dict]] = {}
     for f in applied:
         by_file.setdefault(f["path"], []).append(f)
     causes: list[dict] = []
-    seen = set()
+    seen: set = set()
+
+    def add(f: dict, via: str) -> None:
+        key = (f["path"], f["line"], f["column"], f["rule"])
+        if key not in seen:
+            seen.add(key)
+            causes.append({**_cause(f), "via": via})
+
     for path, line in frames:
-        for b0, b1, a0, a1 in hunks.get(path, []):
-            if a0 <= line < max(a1, a0 + 1):
-                for f in by_file.get(path, []):
-                    end = f.get("end_line") or f["line"]
-                    if f["line"] <= max(b1 - 1, b0) and end >= b0:
-                        key = (f["path"], f["line"], f["column"], f["rule"])
-                        if key not in seen:
-                            seen.add(key)
-                            causes.append({**_cause(f), "via": f"frame {path}:{line}"})
+        for hunk in hunks.get(path, []):
+            if _touches(hunk, line, line):
+                for f in _findings_in(hunk, by_file.get(path, [])):
+                    add(f, f"frame {path}:{line}")
+    if causes:
+        return causes
+    for path, line in frames:
+        if path not in hunks:
+            continue
+        try:
+            source = (tree / path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        holder = enclosing_def(source, line)
+        if holder is None:
+            continue
+        name, start, end = holder
+        for hunk in hunks[path]:
+            if _touches(hunk, start, end):
+                for f in _findings_in(hunk, by_file.get(path, [])):
+                    add(f, f"function {name} at {path}:{line}")
     if causes:
         return causes
     files = [p for p, _ in frames] + [nodeid_file(nodeid)]
     for path in dict.fromkeys(files):
         for f in by_file.get(path, []):
-            key = (f["path"], f["line"], f["column"], f["rule"])
-            if key not in seen:
-                seen.add(key)
-                causes.append({**_cause(f), "via": f"file {path}"})
+            add(f, f"same file {path}")
     return causes
 
 
@@ -321,7 +384,14 @@ def failing_source(report: dict) -> tuple[str | None, int | None, str]:
 
 
 def _first_line(text: str) -> str:
-    return next((ln.strip() for ln in (text or "").splitlines() if ln.strip()), "")
+    """The first non-empty line; when it only names the exception ("RuntimeError:"), the next too
+    (TorchScript's messages start on a new line)."""
+    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
+    if not lines:
+        return ""
+    if len(lines) > 1 and re.fullmatch(r"[\w.]+:", lines[0]):
+        return f"{lines[0]} {lines[1]}"
+    return lines[0]
 
 
 def error_line(report: dict | None) -> str:
@@ -389,13 +459,19 @@ def compare(before: dict[str, dict], after: dict[str, dict], after_records: list
                 reason = "collection error: " + _last_error_line(report["text"])
             else:
                 reason = "not run: the test run timed out" if timed_out else "not run after migration"
-            regressions.append({"test": nodeid, "class": "not-run", "after": "missing", "reason": reason, "causes": causes})
+            regressions.append({"test": nodeid, "class": "not-run", "after": "missing", "reason": _clean(reason, tree), "causes": causes})
             continue
         causes = attribute(report or {}, nodeid, tree, hunks, applied)
         cls, reason = classify(nodeid, report, tree, test_files, causes, hunks)
-        regressions.append({"test": nodeid, "class": cls, "after": t["outcome"], "reason": reason, "causes": causes})
+        regressions.append({"test": nodeid, "class": cls, "after": t["outcome"], "reason": _clean(reason, tree), "causes": causes})
     fixed = sorted(n for n, t in after.items() if t["outcome"] == "passed" and before.get(n, {}).get("outcome") != "passed")
     return {"regressions": regressions, "passed_only_after": fixed}
+
+
+def _clean(reason: str, tree: Path) -> str:
+    """Reasons comparable across runs and cases: paths relative to the tree, no object addresses."""
+    reason = reason.replace(str(tree) + os.sep, "").replace(str(tree.resolve()) + os.sep, "")
+    return re.sub(r"0x[0-9a-fA-F]{6,}", "0x…", reason)
 
 
 def _last_error_line(text: str) -> str:
@@ -505,8 +581,9 @@ def render_markdown(results: dict) -> str:
     lines.append("")
     for pkg in results["packages"]:
         k = f" `-k \"{pkg['k']}\"`" if pkg.get("k") else ""
+        took = f"; {pkg['seconds'] / 60:.0f} min for the package" if pkg.get("seconds") else ""
         lines.append(f"- {pkg['name']} {pkg['version']}: {pkg.get('subset', '')} "
-                     f"(`{' '.join(pkg.get('tests', []))}`{k}).")
+                     f"(`{' '.join(pkg.get('tests', []))}`{k}{took}).")
     for pkg in results["packages"]:
         for mode, m in pkg.get("modes", {}).items():
             if not m.get("regressions"):
@@ -514,13 +591,31 @@ def render_markdown(results: dict) -> str:
             lines.append("")
             lines.append(f"#### {pkg['name']} {pkg['version']}, `{mode_label(mode)}`: tests that fail only after")
             lines.append("")
-            for r in m["regressions"]:
-                causes = "; ".join(f"{c['rule']} at `{c['path']}:{c['line']}`" for c in _dedup_causes(r["causes"])) or "no rewritten code found on its path"
+            for group in group_regressions(m["regressions"]):
+                r = group[0]
+                causes = "; ".join(_cause_text(c) for c in _dedup_causes(r["causes"])) or "no rewritten code found on its path"
                 reason = r["reason"].replace("|", "\\|")
-                lines.append(f"- `{r['test']}` ({r['class']}): {reason} — {causes}")
+                test = r["test"].split("[", 1)[0]
+                cases = f"`{test}` ({len(group)} cases)" if len(group) > 1 else f"`{r['test']}`"
+                lines.append(f"- {cases}, {r['class']}: {reason} — {causes}")
     lines.append("")
     lines.append(DOC_END)
     return "\n".join(lines)
+
+
+def group_regressions(regressions: list[dict]) -> list[list[dict]]:
+    """Cases of one test function (parametrized ids aside) that fail for the same reason and cause."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in regressions:
+        key = (r["test"].split("[", 1)[0], r["class"], r["reason"],
+               tuple((c["rule"], c["path"], c["line"]) for c in _dedup_causes(r["causes"])))
+        groups.setdefault(key, []).append(r)
+    return list(groups.values())
+
+
+def _cause_text(c: dict) -> str:
+    weak = " (same file only)" if c.get("via", "").startswith("same file") else ""
+    return f"{c['rule']} at `{c['path']}:{c['line']}`{weak}"
 
 
 def _dedup_causes(causes: list[dict]) -> list[dict]:

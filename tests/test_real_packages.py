@@ -88,10 +88,53 @@ def test_a_failure_is_blamed_on_the_rewrite_its_traceback_runs_through(tmp_path)
     ]}
     causes = rp.attribute(report, "tests/test_ops.py::test_a", tree, hunks, applied)
     assert [(c["rule"], c["via"]) for c in causes] == [("TSX401", "frame pkg/ops.py:13")]
-    # no frame inside a rewritten run of lines: every applied finding of the files involved
+    # no frame inside a rewritten run of lines: every applied finding of the files involved, labelled weak
     report = {"frames": [{"path": "tests/test_ops.py", "line": 30, "exc": "", "lines": []}]}
     causes = rp.attribute(report, "tests/test_ops.py::test_b", tree, hunks, applied)
-    assert [(c["rule"], c["via"]) for c in causes] == [("TSX302", "file tests/test_ops.py")]
+    assert [(c["rule"], c["via"]) for c in causes] == [("TSX302", "same file tests/test_ops.py")]
+
+
+def test_a_torchscript_compile_error_is_blamed_on_the_decorator_removed_from_its_function(tmp_path):
+    """TSX101 removed `@torch.jit.unused` from a method a still-scripted module holds: TorchScript's
+    error names a line of that function (not on the Python traceback), below the deleted line."""
+    tree = tmp_path / "pkg-1.0"
+    before = textwrap.dedent("""\
+        import torch
+
+
+        class Net(torch.nn.Module):
+            @torch.jit.unused
+            @property
+            def symbols(self) -> tuple[str, ...]:
+                return tuple(str(z) for z in self.numbers)
+
+            def forward(self, x):
+                if not torch.jit.is_scripting():
+                    x = x + 1
+                return x
+    """)
+    after = before.replace("    @torch.jit.unused\n", "")
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "nn.py").write_text(after)
+    hunks = {"pkg/nn.py": rp.changed_hunks(before, after)}
+    assert hunks["pkg/nn.py"] == [(5, 6, 5, 5)]
+    applied = [{"rule": "TSX101", "path": "pkg/nn.py", "line": 5, "end_line": 5, "column": 5, "fix": "safe", "message": "unused"},
+               {"rule": "TSX501", "path": "pkg/nn.py", "line": 11, "end_line": 12, "column": 9, "fix": "safe", "message": "guard"}]
+    message = ('RuntimeError: \nExpression of type dots cannot be used in a type expression:\n'
+               f'  File "{tree}/pkg/nn.py", line 5\n    @property\n    def symbols(self) -> tuple[str, ...]:\n')
+    report = {"frames": [{"chain": 0, "path": "tests/test_nn.py", "line": 9, "exc": "RuntimeError", "lines": ["> m = torch.jit.script(Net())"]},
+                         {"chain": 0, "path": "/venv/lib/python3.11/site-packages/torch/jit/_script.py", "line": 1500,
+                          "exc": "RuntimeError", "lines": []}],
+              "messages": [message]}
+    assert rp.frames_in_tree(report, tree) == [("tests/test_nn.py", 9), ("pkg/nn.py", 5)]
+    causes = rp.attribute(report, "tests/test_nn.py::test_script", tree, hunks, applied)
+    assert [(c["rule"], c["line"], c["via"]) for c in causes] == [("TSX101", 5, "frame pkg/nn.py:5")]
+    # a location further down the same function still finds the decorator removed above it
+    report["messages"] = [message.replace("line 5", "line 7")]
+    causes = rp.attribute(report, "tests/test_nn.py::test_script", tree, hunks, applied)
+    assert [(c["rule"], c["via"]) for c in causes] == [("TSX101", "function symbols at pkg/nn.py:7")]
+    assert rp.error_line(report) == "RuntimeError: Expression of type dots cannot be used in a type expression:"
+    assert rp.enclosing_def(after, 12) == ("forward", 9, 12)
 
 
 def _failure(path, line, source, message):
@@ -205,11 +248,24 @@ def test_render_markdown_and_text():
     assert "Measured 2026-11-30 with torch 2.13.0 (CPU), Python 3.11.7, ts2export at `abc1234`. Before the rework." in md
     assert "| pkg 1.0 | 12 | 10 | `apply --unsafe-fixes` | 8 | 1 | 1 | 2 | 2 | 1 (TSX401 1) |" in md
     assert "| gone 2.0 | – |" in md and "error: the sdist of gone 2.0 has no tests" in md
-    assert "- `tests/t.py::test_a` (broken): ValueError: Expected `mod` \\| x — TSX302 at `tests/t.py:5`" in md
-    assert "`tests/t.py::test_graph` (torchscript-assertion)" in md
+    assert "- `tests/t.py::test_a`, broken: ValueError: Expected `mod` \\| x — TSX302 at `tests/t.py:5`" in md
+    assert "- `tests/t.py::test_graph`, torchscript-assertion: asserts on TorchScript itself" in md
     text = rp.render_text(_results())
     assert "apply --unsafe-fixes: 8 passed after; 1 fail only after, 1 TorchScript-asserting; 2 files changed" in text
     assert "<- TSX302 tests/t.py:5 (frame tests/t.py:5)" in text
+
+
+def test_cases_of_one_test_that_fail_alike_are_grouped_in_the_doc():
+    results = _results()
+    mode = results["packages"][0]["modes"]["unsafe"]
+    cause = {"rule": "TSX301", "path": "tests/t.py", "line": 46, "via": "same file tests/t.py", "message": "m", "fix": "unsafe"}
+    mode["regressions"] = [{"test": f"tests/t.py::test_jit[{i}]", "class": "broken", "after": "failed",
+                            "reason": "AttributeError: no dim", "causes": [cause]} for i in range(3)]
+    mode["regressions"].append({"test": "tests/t.py::test_jit[9]", "class": "broken", "after": "failed",
+                                "reason": "RuntimeError: other", "causes": []})
+    md = rp.render_markdown(results)
+    assert "- `tests/t.py::test_jit` (3 cases), broken: AttributeError: no dim — TSX301 at `tests/t.py:46` (same file only)" in md
+    assert "- `tests/t.py::test_jit[9]`, broken: RuntimeError: other — no rewritten code found on its path" in md
 
 
 def test_update_doc_replaces_only_the_generated_section():
