@@ -26,6 +26,9 @@ It installs packages and takes minutes, so it is not part of the test suite; its
     python scripts/real_packages.py --write-docs --date 2026-11-30
     python scripts/real_packages.py --render ~/.cache/ts2export-real/results.json --write-docs
 
+Exit status: 0 when no test that passed before fails after in any mode (TorchScript-asserting tests
+aside), 1 when some do, 2 when a package or mode could not be measured (install, sdist, test run).
+
 Standard library only: run it with any Python 3.10+ (the package environments are made with the same
 interpreter unless --python says otherwise).
 """
@@ -309,8 +312,8 @@ def attribute(report: dict, nodeid: str, tree: Path, hunks: dict, applied: list[
 
     - "frame P:L": a frame (or a location its error names) lies in, or right below, lines apply
       rewrote, and the findings whose fix rewrote them;
-    - "function F at P:L": the function holding a frame was rewritten elsewhere (a decorator or a
-      guard removed above the failing line), and the findings behind that;
+    - "function F at P:L": the function holding a frame was rewritten above the failing line (a
+      decorator or a guard removed), and the findings behind that;
     - "same file P": neither, so every finding fixed in the files of the traceback and the test's
       own module (a weak link, labelled as such)."""
     frames = frames_in_tree(report or {}, tree)
@@ -345,7 +348,7 @@ def attribute(report: dict, nodeid: str, tree: Path, hunks: dict, applied: list[
             continue
         name, start, end = holder
         for hunk in hunks[path]:
-            if _touches(hunk, start, end):
+            if _touches(hunk, start, min(end, line)):  # lines below the failing one never ran
                 for f in _findings_in(hunk, by_file.get(path, [])):
                     add(f, f"function {name} at {path}:{line}")
     if causes:
@@ -369,6 +372,11 @@ TORCHSCRIPT_INTROSPECTION = re.compile(
     r"|\.(graph|inlined_graph|code|code_with_constants|_c)\b"
     r"|torch\._C\.|torch\.jit\.(Error|is_scripting|is_tracing|_script|_trace|frontend)"
 )
+
+
+# TorchScript keeps a class it failed to compile half-defined for the rest of the process: the next
+# test that scripts it fails with this, far from the rewrite that broke the first one.
+KNOCK_ON = re.compile(r"Can't redefine method: \S+ on class: __torch__\.")
 
 
 def failing_source(report: dict) -> tuple[str | None, int | None, str]:
@@ -435,6 +443,8 @@ def classify(nodeid: str, report: dict | None, tree: Path, test_files: set[str],
             return "torchscript-assertion", f"expects the warning of the TorchScript call that was rewritten: `{src[:160]}`"
     if causes:
         return "broken", exc
+    if KNOCK_ON.search(exc):
+        return "broken", exc + " (a knock-on: an earlier test in the same process failed to compile this class)"
     return "broken", (exc + " (no rewritten code on its traceback)").strip()
 
 
@@ -537,7 +547,8 @@ def render_text(results: dict) -> str:
             ts = [r for r in m["regressions"] if r["class"] == "torchscript-assertion"]
             out.append(f"   {mode_label(mode)}: {a['passed']} passed after; {len(broken)} fail only after, "
                        f"{len(ts)} TorchScript-asserting; {len(m['files_changed'])} files changed; "
-                       f"fixed {_counts_text(m['findings_fixed'])}; left {_counts_text(m['findings_left'])}")
+                       f"fixed {_fixed(m)} ({_counts_text(m['findings_fixed'])} matched to changed lines); "
+                       f"left {_counts_text(m['findings_left'])}")
             for r in m["regressions"]:
                 out.append(f"     {r['class']}: {r['test']}: {r['reason']}")
                 for c in r["causes"]:
@@ -573,7 +584,7 @@ def render_markdown(results: dict) -> str:
             ts = sum(r["class"] == "torchscript-assertion" for r in m["regressions"])
             lines.append(
                 f"| {title} | {b['tests']} | {b['passed']} | `{mode_label(mode)}` | {m['after']['passed']} | {broken} "
-                f"| {ts} | {len(m['files_changed'])} | {sum(m['findings_fixed'].values())} "
+                f"| {ts} | {len(m['files_changed'])} | {_fixed(m)} "
                 f"| {sum(m['findings_left'].values())} ({_counts_text(m['findings_left'])}) |"
             )
     lines.append("")
@@ -601,6 +612,12 @@ def render_markdown(results: dict) -> str:
     lines.append("")
     lines.append(DOC_END)
     return "\n".join(lines)
+
+
+def _fixed(m: dict) -> int:
+    """Findings apply fixed: its own count when it printed one, else those matched to changed lines."""
+    reported = m.get("fixed_reported")
+    return reported if reported is not None else sum(m["findings_fixed"].values())
 
 
 def group_regressions(regressions: list[dict]) -> list[list[dict]]:
@@ -670,6 +687,10 @@ def run(cmd: list[str], *, cwd: Path | None = None, env: dict | None = None, tim
         result = subprocess.CompletedProcess(cmd, -9, out, err)
         result.timed_out = True  # type: ignore[attr-defined]
         return result
+    except BaseException:  # Ctrl-C: the group runs in its own session, so end it here
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
     result = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
     result.timed_out = False  # type: ignore[attr-defined]
     if check and proc.returncode != 0:
@@ -1011,7 +1032,17 @@ def main(argv: list[str] | None = None) -> int:
         text = doc.read_text(encoding="utf-8") if doc.exists() else ""
         doc.write_text(update_doc(text, render_markdown(results)), encoding="utf-8")
         log(f"wrote {doc}")
-    return 1 if any(p.get("error") for p in results["packages"]) else 0
+    return exit_code(results)
+
+
+def exit_code(results: dict) -> int:
+    """2: a package (or a mode) could not be measured; 1: some test passed before and fails after
+    (TorchScript-asserting tests aside); 0: the never-broken rule held everywhere."""
+    packages = results["packages"]
+    if any(p.get("error") or any(m.get("error") for m in p.get("modes", {}).values()) for p in packages):
+        return 2
+    broken = any(r["class"] != "torchscript-assertion" for p in packages for m in p["modes"].values() for r in m["regressions"])
+    return 1 if broken else 0
 
 
 if __name__ == "__main__":

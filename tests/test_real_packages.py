@@ -135,6 +135,21 @@ def test_a_torchscript_compile_error_is_blamed_on_the_decorator_removed_from_its
     assert [(c["rule"], c["via"]) for c in causes] == [("TSX101", "function symbols at pkg/nn.py:7")]
     assert rp.error_line(report) == "RuntimeError: Expression of type dots cannot be used in a type expression:"
     assert rp.enclosing_def(after, 12) == ("forward", 9, 12)
+    # a rewrite below the failing line of a function never ran: it is not blamed; one above it is
+    report = {"frames": [{"chain": 0, "path": "pkg/nn.py", "line": 9, "exc": "RuntimeError", "lines": []}]}
+    hunks["pkg/nn.py"].append((11, 13, 10, 11))  # say the guard in forward was rewritten
+    causes = rp.attribute(report, "tests/test_nn.py::test_script", tree, hunks, applied)
+    assert {c["via"] for c in causes} == {"same file pkg/nn.py"}  # only the weak link is left
+    report["frames"][0]["line"] = 12
+    causes = rp.attribute(report, "tests/test_nn.py::test_script", tree, hunks, applied)
+    assert [(c["rule"], c["via"]) for c in causes] == [("TSX501", "function forward at pkg/nn.py:12")]
+
+
+def test_a_knock_on_compile_failure_says_so(tmp_path):
+    report = _failure("/venv/lib/python3.11/site-packages/torch/jit/_recursive.py", 400, "cu.define(...)",
+                      "RuntimeError: Can't redefine method: __symbols_getter on class: __torch__.pkg.m.Net (of Python compilation unit at: 0x55c1ee077920)")
+    cls, reason = rp.classify("tests/t.py::test_b", report, tmp_path, {"tests/t.py"}, [], {})
+    assert cls == "broken" and reason.endswith("(a knock-on: an earlier test in the same process failed to compile this class)")
 
 
 def _failure(path, line, source, message):
@@ -251,7 +266,8 @@ def test_render_markdown_and_text():
     assert "- `tests/t.py::test_a`, broken: ValueError: Expected `mod` \\| x — TSX302 at `tests/t.py:5`" in md
     assert "- `tests/t.py::test_graph`, torchscript-assertion: asserts on TorchScript itself" in md
     text = rp.render_text(_results())
-    assert "apply --unsafe-fixes: 8 passed after; 1 fail only after, 1 TorchScript-asserting; 2 files changed" in text
+    assert ("apply --unsafe-fixes: 8 passed after; 1 fail only after, 1 TorchScript-asserting; 2 files changed; "
+            "fixed 2 (TSX302 2 matched to changed lines); left TSX401 1") in text
     assert "<- TSX302 tests/t.py:5 (frame tests/t.py:5)" in text
 
 
@@ -266,6 +282,16 @@ def test_cases_of_one_test_that_fail_alike_are_grouped_in_the_doc():
     md = rp.render_markdown(results)
     assert "- `tests/t.py::test_jit` (3 cases), broken: AttributeError: no dim — TSX301 at `tests/t.py:46` (same file only)" in md
     assert "- `tests/t.py::test_jit[9]`, broken: RuntimeError: other — no rewritten code found on its path" in md
+
+
+def test_exit_code():
+    results = _results()
+    assert rp.exit_code(results) == 2  # "gone" could not be measured
+    del results["packages"][1]
+    assert rp.exit_code(results) == 1  # test_a is broken
+    mode = results["packages"][0]["modes"]["unsafe"]
+    mode["regressions"] = [r for r in mode["regressions"] if r["class"] == "torchscript-assertion"]
+    assert rp.exit_code(results) == 0  # TorchScript-asserting tests are counted apart
 
 
 def test_update_doc_replaces_only_the_generated_section():
