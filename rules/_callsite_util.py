@@ -1069,7 +1069,7 @@ def plan_trace(rule: Rule, call: cst.Call) -> Plan:
     kw = argument(call, None, "example_kwarg_inputs")
     if model is None:
         return Plan(problem="`torch.jit.trace` without a module")
-    problem = _model_problem(rule, model, "trace", functions=True)
+    problem = _model_problem(rule, model, "trace", functions=True) or _expects_warnings(rule, call)
     if problem:
         return Plan(problem=problem)
     dim, imports = dim_name(rule, call)
@@ -1077,6 +1077,9 @@ def plan_trace(rule: Rule, call: cst.Call) -> Plan:
     if ex is None:
         return Plan(problem=why)
     if is_function(rule, model):
+        problem = _function_inputs_problem(rule, model, example)
+        if problem:
+            return Plan(problem=problem)
         plan = _plan_function(rule, call, model, ex)
     else:
         plan = plan_uses(rule, call, lambda ep: _export_code(code(model), ex), "traced module")
@@ -1097,6 +1100,53 @@ def plan_trace(rule: Rule, call: cst.Call) -> Plan:
     return plan
 
 
+def _expects_warnings(rule: Rule, call: cst.Call) -> str | None:
+    """A trace inside `with pytest.warns(...)`: the test asserts the tracer's warnings (values baked
+    into the trace, numpy conversions), which torch.export neither gives nor, often, survives."""
+    node = rule.parent(call)
+    while node is not None and not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+        if isinstance(node, cst.With):
+            for item in node.items:
+                if isinstance(item.item, cst.Call) and rule.matches(item.item.func, "pytest.warns", "pytest.deprecated_call"):
+                    return (f"the trace runs inside `with {code(item.item)}` (line {rule.position(node).start.line}): the "
+                            "test expects the tracer's warnings (values baked into the trace), which torch.export does not "
+                            "give and may fail on; it tests TorchScript itself, so it stays")
+        node = rule.parent(node)
+    return None
+
+
+TENSOR_ANNOTATIONS = {"Tensor", "torch.Tensor", "Optional[Tensor]", "Optional[torch.Tensor]",
+                      "typing.Optional[torch.Tensor]", "torch.Tensor | None", "Tensor | None"}
+
+
+def _function_inputs_problem(rule: Rule, fn: cst.BaseExpression, example: cst.BaseExpression | None) -> str | None:
+    """Why a traced function's example cannot be exported as it is: an example whose value is not
+    visible goes to a parameter annotated as something other than a tensor (`wavelet: Wavelet`: a
+    named tuple, a config object; torch.export's inputs are tensors and pytrees it knows)."""
+    target = definition(rule, fn) if isinstance(fn, cst.Name) else None
+    if not isinstance(target, cst.FunctionDef) or example is None:
+        return None
+    elements = _elements(rule, example)
+    if not elements and isinstance(example, cst.Name):
+        elements = [example]
+    params = list(target.params.params)
+    for value, param in zip(elements, params):
+        if tensor_shape(rule, value) is not None:
+            continue
+        shown = code(param.annotation.annotation) if param.annotation is not None else None
+        if shown is not None and shown not in TENSOR_ANNOTATIONS:
+            what = ("a structure of tensors, whose dynamic shapes ts2export cannot spell from here" if "Tensor" in shown
+                    else "not a tensor: torch.export takes tensors (and lists, tuples and dicts of them)")
+            return (f"the example `{code(value)}` goes to `{param.name.value}: {shown}` of `{code(fn)}`, {what}, so the "
+                    "export would fail where the trace ran; export a module whose inputs are tensors by hand")
+        made = assigned_value(rule, value) if isinstance(value, cst.Name) else value
+        if shown is None and isinstance(made, cst.Call) and is_tensor_expr(rule, made) is None:
+            return (f"cannot tell whether the example `{code(value)}` (from `{code(made.func)}(...)`) is a tensor, and "
+                    f"`{code(fn)}`'s parameter `{param.name.value}` does not say: torch.export takes tensors (and lists, "
+                    "tuples and dicts of them); bind it to a tensor factory call, annotate the parameter, or export by hand")
+    return None
+
+
 def _plan_function(rule: Rule, call: cst.Call, fn: cst.BaseExpression, ex: ExportArgs) -> Plan:
     """A traced plain function: export it through a small ``FunctionAsModule`` wrapper defined just
     before the statement (torch.export.export wants an nn.Module)."""
@@ -1106,6 +1156,13 @@ def _plan_function(rule: Rule, call: cst.Call, fn: cst.BaseExpression, ex: Expor
                                             f"dynamic_shapes=({ex.shapes},))", "traced function")
     if plan.problem:
         return plan
+    for ref in binding(rule, value_expr(rule, call)).uses:
+        use = classify_use(rule, ref)
+        if use.kind == "call" and isinstance(use.outer, cst.Call) and any(a.keyword is not None for a in use.outer.args):
+            line = rule.position(use.outer).start.line
+            return Plan(problem=(f"the traced `{code(fn)}` is called with keyword arguments (line {line}), which the "
+                                 "exported function does not take (its inputs are positional): pass them by position, "
+                                 "then run apply again"))
     first = plan.edits[0]
     assign = rule.parent(first.node)
     line = rule.parent(assign) if assign is not None else None

@@ -464,3 +464,71 @@ def test_a_name_bound_in_a_branch_is_not_split_by_position():
             return m(x)
         """, select=("TSX302",))
     assert not res.changed  # which script call `m(x)` runs depends on `flag`
+
+
+def _trace_problem(code_text):
+    res = _fix(code_text, select=("TSX301",))
+    assert not res.changed, res.new.decode()
+    [f] = [f for f in res.findings if f.rule_id == "TSX301"]
+    return f.message
+
+
+def test_a_traced_function_whose_example_goes_to_a_non_tensor_parameter_stays():
+    message = _trace_problem("""
+        import torch
+        from typing import NamedTuple
+
+        class Taps(NamedTuple):
+            low: torch.Tensor
+
+        def apply(data: torch.Tensor, taps: Taps) -> torch.Tensor:
+            return data * taps[0]
+
+        def run(data: torch.Tensor, taps: Taps):
+            return torch.jit.trace(apply, (data, taps))(data, taps)
+        """)
+    assert "the example `taps` goes to `taps: Taps` of `apply`, not a tensor" in message
+
+
+def test_a_traced_function_whose_example_is_an_unknown_call_result_stays():
+    message = _trace_problem("""
+        import torch
+
+        def recompose(coeffs):
+            return coeffs[0] + coeffs[1]
+
+        def run(data: torch.Tensor):
+            coeffs = split(data)
+            traced = torch.jit.trace(recompose, (coeffs,))
+            return traced(coeffs)
+        """)
+    assert "cannot tell whether the example `coeffs` (from `split(...)`) is a tensor" in message
+
+
+def test_a_traced_function_called_with_keywords_stays():
+    message = _trace_problem("""
+        import torch
+
+        def scaled(data: torch.Tensor, gain: torch.Tensor) -> torch.Tensor:
+            return data * gain
+
+        def run():
+            data, gain = torch.ones(3, 4), torch.tensor(2.0)
+            traced = torch.jit.trace(scaled, (torch.ones(3, 4), torch.tensor(2.0)))
+            return traced(data, gain=gain)
+        """)
+    assert "called with keyword arguments (line 10)" in message
+
+
+def test_a_trace_inside_pytest_warns_stays():
+    message = _trace_problem("""
+        import pytest
+        import torch
+
+        def test_trace_warns():
+            model = torch.nn.Linear(4, 4)
+            with pytest.warns(Warning):
+                traced = torch.jit.trace(model, torch.ones(2, 4))
+            assert traced(torch.ones(3, 4)).shape == (3, 4)
+        """)
+    assert "the trace runs inside `with pytest.warns(Warning)` (line 7)" in message
