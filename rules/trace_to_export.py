@@ -40,7 +40,11 @@ class TraceToExport(Rule):
     an example whose batch dim is 0/1 (or a size-1 dim that `check_inputs` vary), a model class (in this file) with `nn.GRU`/`LSTM`/`RNN`
     (export specializes their sequence length), an example whose
     structure or rank it cannot see, and results used in ways it cannot follow (bound twice,
-    methods other than `forward` called on them).
+    methods other than `forward` called on them). For a traced function: an example that goes to a
+    parameter annotated as something other than a tensor (a named tuple, a config object), an
+    example from an unknown call when the parameter has no annotation, and calls of the traced
+    function with keyword arguments. A trace inside `with pytest.warns(...)` stays: the test asserts
+    the tracer's own warnings.
 
     A call site: it migrates with its unit (the saves of its program and their readers) or is
     held back with it.
