@@ -321,8 +321,10 @@ def child(n):
 if __name__ == "__main__":
     ctx = mp.get_context("fork")
     work(1)
-    with ctx.Pool(2) as pool:  # leaving the block terminates the workers (SIGTERM)
+    with ctx.Pool(2) as pool:
         print(sorted(pool.map(work, [2, 3, 4, 5, 6, 7])))
+        pool.close()  # the workers leave through multiprocessing's exit hook (os._exit)
+        pool.join()
     p = ctx.Process(target=child, args=(9,))  # leaves through os._exit
     p.start()
     p.join()
