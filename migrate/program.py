@@ -827,6 +827,10 @@ class Program:
             for r in self.links.get(id(s), ()):
                 union(r, s)
         self._instance_flows(union)
+        for s in self.sites:
+            if s.kind in (ENTRY_SCRIPT, ENTRY_TRACE):
+                for inner in self._embedded_sites(s):
+                    union(s, inner)
         for fi in getattr(self, "findings", ()):  # sites rewritten by one fix go together
             if not fi.fix_spans:
                 continue
@@ -845,6 +849,50 @@ class Program:
             first = next((s for s in unit.sites if s.kind in (ENTRY_SCRIPT, ENTRY_TRACE, ENTRY_CLASS)), unit.sites[0])
             unit.label = f"{first.where} {first.text}"
         self.units = list(units.values())
+
+    def _embedded_sites(self, site: Site) -> list[Site]:
+        """Scripts, traces and loads whose result becomes part of what ``site`` scripts or traces:
+        inside its argument (`torch.jit.script(Seq(torch.jit.script(layer)))`), in the factory
+        functions that build it, or in the classes it instantiates (`self.enc = torch.jit.load(p)`).
+        torch.export cannot export through a ScriptModule, and TorchScript cannot script an exported
+        module: they migrate together."""
+        arg = _first_arg(site.node, "obj", "func", "mod")
+        if arg is None:
+            return []
+        f = site.file
+        scopes: set[tuple[str, str]] = set()
+        spans = [(f.path, f.start(arg), f.end(arg))]
+        todo, seen = [(f, arg, 0)], set()
+        while todo:
+            vf, node, depth = todo.pop()
+            if depth > 3 or (vf.path, id(node)) in seen:
+                continue
+            seen.add((vf.path, id(node)))
+            for value in self.values(vf, node, depth):
+                if value is _UNKNOWN or value[0] in ("def", "annotated"):
+                    continue
+                wf, expr = value
+                if not isinstance(expr, ast.Call):
+                    continue
+                spans.append((wf.path, wf.start(expr), wf.end(expr)))
+                name = self.qualified(wf, expr.func)
+                found = self.lookup_def(name, wf.path) if name else None
+                if found is None:
+                    continue
+                scopes.add((found[0].path, found[1].qualname))
+                if found[1].kind == "function":
+                    for r in _returns(found[1].node):
+                        if r.value is not None:
+                            todo.append((found[0], r.value, depth + 1))
+        out = []
+        for s in self.sites:
+            if s is site or s.kind not in (ENTRY_SCRIPT, ENTRY_TRACE, READER):
+                continue
+            inside = any(p == s.file.path and a <= s.start and s.end <= b for p, a, b in spans)
+            within = any(p == s.file.path and (s.scope == q or s.scope.startswith(q + ".")) for p, q in scopes)
+            if inside or within:
+                out.append(s)
+        return out
 
     def _instance_flows(self, union) -> None:
         """A TorchScript class (`@torch.jit.script class C`) whose instances are passed to a scripted

@@ -15,7 +15,10 @@ TSX308 trace_module):
   size in sight, an example whose rank or structure is not visible);
 - **other**: refused for another reason (a recurrent layer, an object that may be a function, ...).
 
-"Before" counts the first class, "after" the first two: the share is over all entry points.
+The table gives the first class ("at the call site") and the first two ("with the program model"),
+as shares of all entry points. The first column is not what an older ts2export found: the call-site
+rules learned too (a name assigned again in one block, say). To measure an older release, run this
+script with that release's `ts2export` first on `PYTHONPATH` (docs/callsites.md shows how).
 
     python scripts/inputs_coverage.py corpus/*/*/before --label corpus
     python scripts/inputs_coverage.py --download e3nn==0.6.0 --download torchvision==0.29.1
@@ -94,7 +97,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--download", action="append", default=[], metavar="PKG==VER",
                         help="also measure a package's published sources (pip download, not installed)")
     args = parser.parse_args(argv)
-    print("| code base | entry points | with inputs before | with inputs after | no inputs | other refusals |")
+    print("| code base | entry points | inputs at the call site | inputs with the program model | no inputs | other refusals |")
     print("|---|---|---|---|---|---|")
     if args.paths:
         if args.each:
