@@ -14,8 +14,6 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, ScopeProvider
 
 from ts2export.program import Decision, FileDecision, Program, ScanFinding
@@ -261,6 +259,10 @@ def _all_imports(module: cst.Module) -> list[cst.Import | cst.ImportFrom]:
 
 
 def _manage_imports(old_usage: dict, module: cst.Module, fixes: Sequence[Fix]) -> cst.Module:
+    # imported here: libcst.codemod loads libcst.matchers (about a second), needed only to fix
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+
     context = CodemodContext()
     for fix in fixes:
         for imp in fix.imports:
@@ -431,7 +433,8 @@ def process_python(data: bytes, path: str, rules: Sequence[type[Rule]], options:
         return
     # libcst drops a file's last newline when it is a lone "\r" (old Mac line ends): keep what it
     # drops at the end, and refuse to rewrite a file it would change anywhere else.
-    rendered = module.bytes
+    code = module.code  # rendered once here and reused by the first round (a full walk of the tree)
+    rendered = code.encode(module.encoding)
     lost = data[len(rendered):] if rendered != data and data.startswith(rendered) else b""
     if rendered + lost != data:
         result.error = "cannot rewrite faithfully: libcst does not reproduce this file byte for byte"
@@ -441,7 +444,7 @@ def process_python(data: bytes, path: str, rules: Sequence[type[Rule]], options:
     findings: list[Finding] = []
     decision = decision or FileDecision({}, {}, {})
     for _round in range(MAX_FIX_ROUNDS + 1):
-        findings, suppressed, wrapper = _analyze(module, path, module.code, rules, options, view)
+        findings, suppressed, wrapper = _analyze(module, path, code, rules, options, view)
         if _round == 0:
             result.suppressed = suppressed
         for f in findings:
@@ -456,6 +459,7 @@ def process_python(data: bytes, path: str, rules: Sequence[type[Rule]], options:
             f.fixed = True
         result.fixed.extend(applied)
         module = new
+        code = module.code
         changed = True
     result.findings = findings
     if changed:
