@@ -396,9 +396,9 @@ def decode_for_diff(data: bytes) -> str:
 def prefilter(data: bytes, rules: Iterable[AnyRule]) -> bool:
     """Cheap textual test: can this file contain anything the rules look for?"""
     for rule in rules:
-        for t in rule.triggers:
-            if t.encode() in data:
-                return True
+        if any(t.encode() in data for t in rule.triggers) and all(
+                any(s.encode() in data for s in group) for group in getattr(rule, "also_requires", ())):
+            return True
     return False
 
 
