@@ -1351,6 +1351,12 @@ class Program:
                 out |= {s.file.path for s in unit.sites if s.kind == READER}
         return out - paths
 
+    def artifact_table(self) -> dict[str, list[dict]]:
+        """The artifacts as the reports show them (see :mod:`ts2export.program_facts`)."""
+        from ts2export.program_facts import artifact_table
+
+        return artifact_table(self)
+
     def artifacts(self) -> list[tuple[str, list[Site]]]:
         """Each artifact path pattern with the writers and readers linked through it."""
         groups: dict[str, list[Site]] = {}
