@@ -5,6 +5,7 @@ The engine knows rules only through :mod:`ts2export.registry`; it never names on
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import os
 import re
@@ -180,13 +181,20 @@ def anchor(rule_id: str, defs: Sequence[str], code: str) -> str:
 
 
 def _drop_covered_fallbacks(findings: list[Finding]) -> list[Finding]:
-    specific = [f for f in findings if not f.fallback]
+    specific = sorted(((s.line, s.column), (s.end_line, s.end_column)) for s in findings if not s.fallback)
     if len(specific) == len(findings):
         return findings
+    # A fallback finding is covered when a specific one starts at or before it and ends after its
+    # start: the furthest end among the specific findings that start at or before it tells.
+    starts = [start for start, _ in specific]
+    furthest: list[tuple[int, int]] = []
+    for _, end in specific:
+        furthest.append(max(end, furthest[-1]) if furthest else end)
 
     def covered(f: Finding) -> bool:
         start = (f.line, f.column)
-        return any((s.line, s.column) <= start < (s.end_line, s.end_column) for s in specific)
+        i = bisect.bisect_right(starts, start) - 1
+        return i >= 0 and start < furthest[i]
 
     return [f for f in findings if not f.fallback or not covered(f)]
 
@@ -631,16 +639,22 @@ def _unapplied(results: Sequence[FileResult], first: Sequence[FileResult], mode:
     say), as keys of the first pass's findings: what depends on them must wait. A finding whose
     code changed since (a fix around it) stands for every finding of its rule in its top-level
     definition."""
-    scanned = {r.path: r.findings for r in first}
+    anchors: dict[str, set[str]] = {}  # path -> anchors of the first pass's findings
+    by_place: dict[str, dict[tuple, set[str]]] = {}  # path -> (rule, top-level definition) -> anchors
+    for r in first:
+        anchors[r.path] = {g.anchor for g in r.findings}
+        places = by_place[r.path] = {}
+        for g in r.findings:
+            places.setdefault((g.rule_id, g.defs[-1:]), set()).add(g.anchor)
     out: set[tuple[str, str]] = set()
     for r in results:
         for f in r.findings:
             if f.held or not mode_allows(f.applicability, mode):
                 continue
-            same = [g for g in scanned.get(r.path, ()) if g.anchor == f.anchor]
-            if not same:
-                same = [g for g in scanned.get(r.path, ()) if g.rule_id == f.rule_id and g.defs[-1:] == f.defs[-1:]]
-            out.update((r.path, g.anchor) for g in same)
+            if f.anchor in anchors.get(r.path, ()):
+                out.add((r.path, f.anchor))
+            else:
+                out.update((r.path, a) for a in by_place.get(r.path, {}).get((f.rule_id, f.defs[-1:]), ()))
     return out
 
 
