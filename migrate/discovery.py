@@ -146,6 +146,8 @@ def _walk(real: Path, shown: Path, ignores: _Ignores, seen: set[Path], out: dict
         raise DiscoveryError(f"{shown}: cannot read folder: {exc.strerror}") from None
     for entry in entries:
         entry_path = Path(entry.path)
+        # `real` has no symbolic link in it: an entry that is not one is its own real path
+        real_entry = entry_path.resolve() if entry.is_symlink() else entry_path
         try:
             is_dir = entry.is_dir()  # follows symlinks
         except OSError:  # a symbolic link loop
@@ -158,9 +160,9 @@ def _walk(real: Path, shown: Path, ignores: _Ignores, seen: set[Path], out: dict
         if is_dir:
             if ignores.ignored(entry_path, True) or _is_virtualenv(entry_path):
                 continue
-            _walk(entry_path.resolve(), shown / entry.name, ignores, seen, out)
+            _walk(real_entry, shown / entry.name, ignores, seen, out)
         elif entry.is_file():
             kind = file_kind(entry_path)
             if kind is None or ignores.ignored(entry_path, False):
                 continue
-            out.setdefault(entry_path.resolve(), SourceFile(display_path(shown / entry.name), kind))
+            out.setdefault(real_entry, SourceFile(display_path(shown / entry.name), kind))
