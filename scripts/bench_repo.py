@@ -185,7 +185,7 @@ from ts2export.engine import analyze
 from ts2export.skipped import ENGINE_KINDS
 tasks, options, _ = _configure([sys.argv[1]], None, None, None, None)
 tasks = [t for t in tasks if t.kind in ENGINE_KINDS]
-prof = cProfile.Profile(time.process_time)  # CPU seconds: the machine may be shared
+prof = cProfile.Profile()  # wall clock: a CPU-time timer is a system call per event (several times slower)
 start = time.process_time()
 prof.enable()
 analyze(tasks, options, 1)
@@ -200,7 +200,8 @@ phases = {
     "  of which libcst metadata (scope, names, positions, parents)": ("wrapper.py", "_gen_batchable"),
     "program model: solve": ("program.py", "solve"),
 }
-print(f"CPU {total:.1f} s (under the profiler, which slows Python code about 1.5-2x; the figures below are CPU s)")
+print(f"CPU {total:.1f} s (under the profiler, which slows Python code about 1.5-2x; the figures below are wall "
+      f"seconds of the profiled process: on a shared machine compare them with each other)")
 for label, (file, func) in phases.items():
     cum = sum(v[3] for k, v in stats.stats.items() if k[0].endswith(file) and k[2] == func and
               not any(c[0].endswith(file) and c[2] == func for c in v[4]))
