@@ -51,6 +51,11 @@ RecordingOpt = typer.Option(
     help="A recording made by `ts2export record`: example inputs and dynamic dims from what the program did.",
 )
 PlanOpt = typer.Option(False, "--unsafe-fixes", help="Report what `apply --unsafe-fixes` would hold back (default: what `apply` would).")
+NoCacheOpt = typer.Option(
+    False, "--no-cache",
+    help="Check every file again instead of reading the results of an identical earlier run from .ts2export_cache/ "
+    "(also TS2EXPORT_NO_CACHE=1).",
+)
 ExternalOpt = typer.Option(
     None, "--external-readers/--no-external-readers",
     help="Also rewrite readers of artifacts that no checked file writes (convert those files first; "
@@ -70,12 +75,21 @@ def _split(values: Optional[List[str]]) -> list[str]:
     return out
 
 
-def _run_engine(paths, select, ignore, config, jobs, fix, progress, plan="safe", external=None, recording=None):
-    """Discover, configure and run the engine; user errors exit 2 with one line."""
+def _run_engine(paths, select, ignore, config, jobs, fix, progress, plan="safe", external=None, recording=None,
+                cache=False):
+    """Discover, configure and run the engine; user errors exit 2 with one line. With ``cache``
+    (read-only commands only), an identical earlier run's results are read back (ts2export.cache)."""
     from ts2export.skipped import ENGINE_KINDS, result_for
 
     tasks, options, max_bytes = _configure(paths, select, ignore, config, fix, plan, external, recording)
-    run = _with_progress([t for t in tasks if t.kind in ENGINE_KINDS], options, jobs, progress)
+    engine_tasks = [t for t in tasks if t.kind in ENGINE_KINDS]
+    compute = lambda: _with_progress(engine_tasks, options, jobs, progress)  # noqa: E731
+    from ts2export.cache import cache_dir, cached_run, disabled_by_env
+
+    if cache and engine_tasks and not disabled_by_env():
+        run = cached_run(engine_tasks, options, cache_dir(Path(options.rule_options["root"])), compute)
+    else:
+        run = compute()
     # Notebooks, broken links, files over max-file-size: one line each where TorchScript may be.
     others = [result_for(t, options, max_bytes) for t in tasks if t.kind not in ENGINE_KINDS]
     if others:
@@ -267,12 +281,14 @@ def scan(
     unsafe_fixes: bool = PlanOpt,
     external_readers: Optional[bool] = ExternalOpt,
     recording: Optional[Path] = RecordingOpt,
+    no_cache: bool = NoCacheOpt,
 ) -> None:
     """List every TorchScript construct, with a per-rule summary. Writes nothing.
 
     Findings whose fix `apply` would hold back (it would break code that stays TorchScript) say why.
     Exit 0 (findings are not a failure here; use `check` to gate), 2 on errors."""
-    run = _run_engine(paths, select, ignore, config, jobs, None, progress, _plan(unsafe_fixes), external_readers, recording)
+    run = _run_engine(paths, select, ignore, config, jobs, None, progress, _plan(unsafe_fixes), external_readers, recording,
+                      cache=not no_cache)
     _report(run.results, run.program, format, output, table=True)
     raise typer.Exit(_exit_code(run.results, pending=False))
 
@@ -294,6 +310,7 @@ def check(
     no_baseline: bool = NoBaselineOpt,
     update_baseline: bool = typer.Option(False, "--update-baseline", help="Rewrite the baseline without its gone entries (never adds new findings)."),
     diff_base: Optional[str] = typer.Option(None, "--diff-base", metavar="REF", help="Check only files changed against this git ref (and readers of artifacts they write)."),
+    no_cache: bool = NoCacheOpt,
 ) -> None:
     """The CI gate: exit 0 when no TorchScript construct remains (suppressed ones aside),
     1 when some remain, 2 on usage, config or I/O errors and files that cannot be parsed.
@@ -304,7 +321,7 @@ def check(
     try:
         gate = g.Gate.load(paths, config, select, ignore)
         run = lambda p: _run_engine(p or paths, select, ignore, config or gate.cfg.source, jobs, None, progress,  # noqa: E731
-                                    _plan(unsafe_fixes), external_readers, recording)
+                                    _plan(unsafe_fixes), external_readers, recording, cache=not no_cache)
         outcome = g.check(gate, run, diff_base, gate.baseline_path(baseline, not no_baseline), update_baseline)
     except g.GateError as exc:
         raise fail(str(exc))
@@ -386,6 +403,7 @@ def diff(
     progress: bool = ProgressOpt,
     external_readers: Optional[bool] = ExternalOpt,
     recording: Optional[Path] = RecordingOpt,
+    no_cache: bool = NoCacheOpt,
 ) -> None:
     """Show the unified diff that `apply` would write (git apply-able when piped). Writes nothing.
 
@@ -394,7 +412,7 @@ def diff(
     from ts2export.output import unified_diff
 
     results = _run_engine(paths, select, ignore, config, jobs, _plan(unsafe_fixes), progress, external=external_readers,
-                          recording=recording).results
+                          recording=recording, cache=not no_cache).results
     changed = [r for r in results if r.changed]
     color = sys.stdout.isatty()
     console = _console() if color else None

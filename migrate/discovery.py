@@ -158,9 +158,15 @@ def _walk(real: Path, shown: Path, ignores: _Ignores, seen: set[Path], out: dict
         if is_dir:
             if ignores.ignored(entry_path, True) or _is_virtualenv(entry_path):
                 continue
-            _walk(entry_path.resolve(), shown / entry.name, ignores, seen, out)
+            _walk(_real(entry, entry_path), shown / entry.name, ignores, seen, out)
         elif entry.is_file():
             kind = file_kind(entry_path)
             if kind is None or ignores.ignored(entry_path, False):
                 continue
-            out.setdefault(entry_path.resolve(), SourceFile(display_path(shown / entry.name), kind))
+            out.setdefault(_real(entry, entry_path), SourceFile(display_path(shown / entry.name), kind))
+
+
+def _real(entry: os.DirEntry, path: Path) -> Path:
+    """The real path of an entry of a folder that is itself a real path: the entry, unless it is a
+    symbolic link (no realpath call per file)."""
+    return path.resolve() if entry.is_symlink() else path

@@ -5,6 +5,7 @@ The engine knows rules only through :mod:`ts2export.registry`; it never names on
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import os
 import re
@@ -14,8 +15,6 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, ScopeProvider
 
 from ts2export.program import Decision, FileDecision, Program, ScanFinding
@@ -182,13 +181,20 @@ def anchor(rule_id: str, defs: Sequence[str], code: str) -> str:
 
 
 def _drop_covered_fallbacks(findings: list[Finding]) -> list[Finding]:
-    specific = [f for f in findings if not f.fallback]
+    specific = sorted(((s.line, s.column), (s.end_line, s.end_column)) for s in findings if not s.fallback)
     if len(specific) == len(findings):
         return findings
+    # A fallback finding is covered when a specific one starts at or before it and ends after its
+    # start: the furthest end among the specific findings that start at or before it tells.
+    starts = [start for start, _ in specific]
+    furthest: list[tuple[int, int]] = []
+    for _, end in specific:
+        furthest.append(max(end, furthest[-1]) if furthest else end)
 
     def covered(f: Finding) -> bool:
         start = (f.line, f.column)
-        return any((s.line, s.column) <= start < (s.end_line, s.end_column) for s in specific)
+        i = bisect.bisect_right(starts, start) - 1
+        return i >= 0 and start < furthest[i]
 
     return [f for f in findings if not f.fallback or not covered(f)]
 
@@ -261,6 +267,10 @@ def _all_imports(module: cst.Module) -> list[cst.Import | cst.ImportFrom]:
 
 
 def _manage_imports(old_usage: dict, module: cst.Module, fixes: Sequence[Fix]) -> cst.Module:
+    # imported here: libcst.codemod loads libcst.matchers (about a second), needed only to fix
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+
     context = CodemodContext()
     for fix in fixes:
         for imp in fix.imports:
@@ -394,9 +404,9 @@ def decode_for_diff(data: bytes) -> str:
 def prefilter(data: bytes, rules: Iterable[AnyRule]) -> bool:
     """Cheap textual test: can this file contain anything the rules look for?"""
     for rule in rules:
-        for t in rule.triggers:
-            if t.encode() in data:
-                return True
+        if any(t.encode() in data for t in rule.triggers) and all(
+                any(s.encode() in data for s in group) for group in getattr(rule, "also_requires", ())):
+            return True
     return False
 
 
@@ -431,7 +441,8 @@ def process_python(data: bytes, path: str, rules: Sequence[type[Rule]], options:
         return
     # libcst drops a file's last newline when it is a lone "\r" (old Mac line ends): keep what it
     # drops at the end, and refuse to rewrite a file it would change anywhere else.
-    rendered = module.bytes
+    code = module.code  # rendered once here and reused by the first round (a full walk of the tree)
+    rendered = code.encode(module.encoding)
     lost = data[len(rendered):] if rendered != data and data.startswith(rendered) else b""
     if rendered + lost != data:
         result.error = "cannot rewrite faithfully: libcst does not reproduce this file byte for byte"
@@ -441,7 +452,7 @@ def process_python(data: bytes, path: str, rules: Sequence[type[Rule]], options:
     findings: list[Finding] = []
     decision = decision or FileDecision({}, {}, {})
     for _round in range(MAX_FIX_ROUNDS + 1):
-        findings, suppressed, wrapper = _analyze(module, path, module.code, rules, options, view)
+        findings, suppressed, wrapper = _analyze(module, path, code, rules, options, view)
         if _round == 0:
             result.suppressed = suppressed
         for f in findings:
@@ -456,6 +467,7 @@ def process_python(data: bytes, path: str, rules: Sequence[type[Rule]], options:
             f.fixed = True
         result.fixed.extend(applied)
         module = new
+        code = module.code
         changed = True
     result.findings = findings
     if changed:
@@ -627,16 +639,22 @@ def _unapplied(results: Sequence[FileResult], first: Sequence[FileResult], mode:
     say), as keys of the first pass's findings: what depends on them must wait. A finding whose
     code changed since (a fix around it) stands for every finding of its rule in its top-level
     definition."""
-    scanned = {r.path: r.findings for r in first}
+    anchors: dict[str, set[str]] = {}  # path -> anchors of the first pass's findings
+    by_place: dict[str, dict[tuple, set[str]]] = {}  # path -> (rule, top-level definition) -> anchors
+    for r in first:
+        anchors[r.path] = {g.anchor for g in r.findings}
+        places = by_place[r.path] = {}
+        for g in r.findings:
+            places.setdefault((g.rule_id, g.defs[-1:]), set()).add(g.anchor)
     out: set[tuple[str, str]] = set()
     for r in results:
         for f in r.findings:
             if f.held or not mode_allows(f.applicability, mode):
                 continue
-            same = [g for g in scanned.get(r.path, ()) if g.anchor == f.anchor]
-            if not same:
-                same = [g for g in scanned.get(r.path, ()) if g.rule_id == f.rule_id and g.defs[-1:] == f.defs[-1:]]
-            out.update((r.path, g.anchor) for g in same)
+            if f.anchor in anchors.get(r.path, ()):
+                out.add((r.path, f.anchor))
+            else:
+                out.update((r.path, a) for a in by_place.get(r.path, {}).get((f.rule_id, f.defs[-1:]), ()))
     return out
 
 

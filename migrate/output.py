@@ -74,11 +74,7 @@ def artifacts(program) -> dict[str, list[dict]]:
     and readers the program model links through it."""
     if program is None:
         return {}
-    out: dict[str, list[dict]] = {}
-    for shown, sites in program.artifacts():
-        out[shown] = [{"kind": s.kind, "path": s.file.path, "line": s.start[0], "column": s.start[1] + 1,
-                       "code": s.text, "unit": s.unit.label if s.unit else None} for s in sites]
-    return out
+    return program.artifact_table()  # a Program, or the ProgramFacts a cached run kept of it
 
 
 def artifacts_text(program) -> str:

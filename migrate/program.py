@@ -193,6 +193,7 @@ class Program:
             self.modules.setdefault(name, []).append(path)
         self.sites: list[Site] = []
         self._calls: dict[str, list] | None = None  # path -> [(call, callee)]
+        self._callers: dict[tuple[str, str], list] = {}  # (path, qualname) -> calls_of's answer
         self._reach_cache: dict[tuple[str, str], set[tuple[str, str]]] = {}
         self._unknown_targets: list[Site] = []
         self.broken: dict[str, str] = {}  # files that ast could not read
@@ -425,6 +426,9 @@ class Program:
         Only files whose text names it are parsed for this."""
         # a file that calls it names it (or, for a method, names its class: the instance is made
         # there, or the call is `self.method()` inside the class)
+        known = self._callers.get((path, qualname))
+        if known is not None:  # the sources never change: each question is answered once
+            return list(known)
         name = qualname.split(".", 1)[0].encode()
         out = []
         for p, data in self.sources.items():
@@ -436,7 +440,8 @@ class Program:
             for call, target in self._file_calls(f):
                 if target == (path, qualname):
                     out.append((f, call))
-        return out
+        self._callers[(path, qualname)] = out
+        return list(out)
 
     def _file_calls(self, f: PyFile) -> list[tuple[ast.Call, tuple[str, str] | None]]:
         if self._calls is None:
@@ -1393,6 +1398,12 @@ class Program:
             if any(s.kind != READER and s.file.path in paths for s in unit.sites):
                 out |= {s.file.path for s in unit.sites if s.kind == READER}
         return out - paths
+
+    def artifact_table(self) -> dict[str, list[dict]]:
+        """The artifacts as the reports show them (see :mod:`ts2export.program_facts`)."""
+        from ts2export.program_facts import artifact_table
+
+        return artifact_table(self)
 
     def artifacts(self) -> list[tuple[str, list[Site]]]:
         """Each artifact path pattern with the writers and readers linked through it."""

@@ -261,6 +261,9 @@ class _RuleMeta:
     file_kinds: ClassVar[tuple[str, ...]] = ("python",)
     #: Substrings one of which a file must contain for the rule to possibly match (pre-filter).
     triggers: ClassVar[tuple[str, ...]] = ("jit",)
+    #: Further groups of substrings: the file must also contain one of each group (a rule whose
+    #: findings are only ever inside ``forward`` needs ``"forward"`` besides ``"Module"``, say).
+    also_requires: ClassVar[tuple[tuple[str, ...], ...]] = ()
     #: A fallback rule's findings are dropped where another rule reports the same place.
     fallback: ClassVar[bool] = False
     #: The fix leaves code that ``torch.jit.script`` still compiles compiling, with the same

@@ -53,6 +53,9 @@ class DataDependentLoop(Rule):
     applicability = Applicability.NONE
     blocks_export = True
     triggers = ("Module",)
+    # Only the methods `forward` runs (and those TorchScript compiles as entry points, named with
+    # `torch.jit.export` or `script_method`) are looked at.
+    also_requires = (("forward", "jit", "script_method"),)
 
     VALID = [
         Valid(

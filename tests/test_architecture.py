@@ -7,7 +7,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SOURCE_WING = {"ts2export.engine", "ts2export.rule", "ts2export.registry", "ts2export.rules", "ts2export.discovery",
                "ts2export.output", "ts2export.corpus", "ts2export.docs", "ts2export.config",
                "ts2export.baseline", "ts2export.changed", "ts2export.gate", "ts2export.report",
-               "ts2export.skipped"}
+               "ts2export.skipped", "ts2export.cache", "ts2export.program_facts"}
 
 
 def imports_of(path: Path) -> set[str]:
