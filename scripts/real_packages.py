@@ -1006,6 +1006,8 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, json.JSONDecodeError) as exc:
             print(f"error: cannot read {args.render}: {exc}", file=sys.stderr)
             return 2
+        if args.note:  # a note given now replaces the saved one
+            results["note"] = args.note
     else:
         args.work.mkdir(parents=True, exist_ok=True)
         started = time.monotonic()
