@@ -19,7 +19,7 @@ from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvide
 
 from ts2export.program import Decision, FileDecision, Program, ScanFinding
 from ts2export.registry import AnyRule, matches_selector, select_rules
-from ts2export.rule import Applicability, Finding, Fix, ProgramView, Rule, RuleContext, TextRule
+from ts2export.rule import Applicability, Finding, Fix, ProgramView, Rule, RuleContext, TextRule, defs_from
 
 MAX_FIX_ROUNDS = 8
 
@@ -118,7 +118,7 @@ def _analyze(
     for rule in instances:
         for node, message, fix, appl in rule.findings:
             pos = positions[node]
-            defs = _enclosing_defs(node, parents)
+            defs = defs_from(node if isinstance(node, (cst.FunctionDef, cst.ClassDef)) else parents.get(node), parents.get)
             spans = ()
             if fix is not None:
                 spans = tuple(((positions[e.node].start.line, positions[e.node].start.column),
@@ -155,20 +155,6 @@ def _replacement_code(module: cst.Module, replacement) -> str:
     nodes = replacement.nodes if isinstance(replacement, cst.FlattenSentinel) else [replacement]
     return re.sub(r"\s+", "", "".join(module.code_for_node(n) for n in nodes))
 
-
-def _enclosing_defs(node: cst.CSTNode, parents) -> tuple[str, ...]:
-    """Qualified names of the classes and functions around a node, innermost first
-    (``("Gate.forward", "Gate")``), as :mod:`ts2export.pyindex` names them."""
-    names: list[str] = []
-    current = parents.get(node)
-    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-        current = node
-    while current is not None:
-        if isinstance(current, (cst.FunctionDef, cst.ClassDef)):
-            names.append(current.name.value)
-        current = parents.get(current)
-    names.reverse()
-    return tuple(".".join(names[:i]) for i in range(len(names), 0, -1))
 
 
 def anchor(rule_id: str, defs: Sequence[str], code: str) -> str:

@@ -23,7 +23,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ts2export.pyindex import PyFile
+from ts2export.pyindex import PyFile, first_arg, returns_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from ts2export.program import Program, Site
@@ -278,7 +278,7 @@ class InputFinder:
         producers = [site] + [s for s in (site.unit.sites if site.unit else []) if s.kind == READER]
         for producer in producers:
             found += self._calls_of_value(producer.file, producer.node)
-        target = _first_arg(site.node)
+        target = first_arg(site.node, "obj", "func", "mod")
         if isinstance(target, ast.Name):
             found += self._calls_of_name(site.file, target.id, site.file.scope_at(target))
         defs, _unknown = self.program.targets(site.file, target) if target is not None else (set(), True)
@@ -351,7 +351,7 @@ class InputFinder:
         owner = scope.qualname
         if not owner or owner not in f.def_by_qualname:
             return []
-        returns = [r for r in _returns(f.def_by_qualname[owner].node)
+        returns = [r for r in returns_of(f.def_by_qualname[owner].node)
                    if isinstance(r.value, ast.Name) and r.value.id == target.id]
         if not returns:
             return []
@@ -413,24 +413,3 @@ def _is_test_file(path: str) -> bool:
     name = parts[-1]
     return "tests" in parts[:-1] or "test" in parts[:-1] or name.startswith("test_") or name.endswith("_test.py")
 
-
-def _first_arg(call: ast.AST) -> ast.AST | None:
-    if not isinstance(call, ast.Call):
-        return None
-    for k in call.keywords:
-        if k.arg in ("obj", "func", "mod"):
-            return k.value
-    return call.args[0] if call.args and not isinstance(call.args[0], ast.Starred) else None
-
-
-def _returns(fn: ast.AST) -> list[ast.Return]:
-    out: list[ast.Return] = []
-    todo = list(ast.iter_child_nodes(fn))
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        if isinstance(node, ast.Return):
-            out.append(node)
-        todo.extend(ast.iter_child_nodes(node))
-    return out

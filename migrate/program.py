@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from ts2export import artifact_paths as ap
-from ts2export.pyindex import Def, Pos, PyFile, dotted, module_name
+from ts2export.pyindex import Def, Pos, PyFile, dotted, first_arg, module_name, returns_of
 from ts2export.rule import ProgramView, object_key
 
 SCRIPT = "torch.jit.script"
@@ -656,7 +656,7 @@ class Program:
                     out.append(("instance", found[0], found[1]))
                     continue
                 if found is not None and found[1].kind == "function":
-                    returns = [r.value for r in _returns(found[1].node) if r.value is not None]
+                    returns = [r.value for r in returns_of(found[1].node) if r.value is not None]
                     call_env = self._call_env(vf, expr, found[0], found[1])
                     out.extend(o for r in returns for o in self.origins(found[0], r, depth + 1, call_env))
                     if not returns:
@@ -699,7 +699,7 @@ class Program:
                 unknown = True
             elif isinstance(origin, Site):
                 if origin.kind in (ENTRY_SCRIPT, ENTRY_TRACE):
-                    inner, u = self.targets(origin.file, _first_arg(origin.node, "obj", "func", "mod"), depth + 1)
+                    inner, u = self.targets(origin.file, first_arg(origin.node, "obj", "func", "mod"), depth + 1)
                     found |= inner
                     unknown |= u
                 elif origin.kind == ENTRY_DECORATOR:
@@ -745,7 +745,7 @@ class Program:
             self._add(ENTRY_TRACE, f, node, name)
         elif name == JIT_LOAD or name in LITE_LOADS:
             site = self._add(READER, f, node, name)
-            site.patterns = self.patterns(f, _first_arg(node, "f"))
+            site.patterns = self.patterns(f, first_arg(node, "f"))
         elif name in PASS_THROUGH:
             self._add(TRANSFORM, f, node, name)
         elif name == JIT_SAVE:
@@ -755,7 +755,7 @@ class Program:
             # a method of an object (`torch.save`, `np.save` are functions of modules: not ours)
             site = self._add(WRITER, f, node, "." + node.func.attr)
             site.writes_lite = SAVE_METHODS[node.func.attr] == "lite-save"
-            path = _first_arg(node, "f") if node.func.attr != "_save_to_buffer_for_lite_interpreter" else None
+            path = first_arg(node, "f") if node.func.attr != "_save_to_buffer_for_lite_interpreter" else None
             site.patterns = self.patterns(f, path) if path is not None else [ap.buffer(f"{f.path}:{node.lineno}")]
 
     def _site_at(self, f: PyFile, node: ast.AST) -> Site | None:
@@ -785,7 +785,7 @@ class Program:
         for s in self.sites:
             if s.kind != WRITER:
                 continue
-            receiver = _first_arg(s.node, "m") if s.api == JIT_SAVE else s.node.func.value
+            receiver = first_arg(s.node, "m") if s.api == JIT_SAVE else s.node.func.value
             self.writer_origins[id(s)] = self.origins(s.file, receiver) if receiver is not None else [_UNKNOWN]
         writers = [s for s in self.sites if s.kind == WRITER]
         self.links: dict[int, list[Site]] = {}
@@ -816,7 +816,7 @@ class Program:
         writers = {id(s) for s in self.sites if self.is_writer(s)}
         for s in self.sites:
             if s.kind == TRANSFORM:
-                arg = _first_arg(s.node, "mod", "module", "script_module")
+                arg = first_arg(s.node, "mod", "module", "script_module")
                 for o in (self.origins(s.file, arg) if arg is not None else ()):
                     if isinstance(o, Site):
                         union(s, o)
@@ -861,7 +861,7 @@ class Program:
         functions that build it, or in the classes it instantiates (`self.enc = torch.jit.load(p)`).
         torch.export cannot export through a ScriptModule, and TorchScript cannot script an exported
         module: they migrate together."""
-        arg = _first_arg(site.node, "obj", "func", "mod")
+        arg = first_arg(site.node, "obj", "func", "mod")
         if arg is None:
             return []
         f = site.file
@@ -886,7 +886,7 @@ class Program:
                     continue
                 scopes.add((found[0].path, found[1].qualname))
                 if found[1].kind == "function":
-                    for r in _returns(found[1].node):
+                    for r in returns_of(found[1].node):
                         if r.value is not None:
                             todo.append((found[0], r.value, depth + 1))
         out = []
@@ -968,7 +968,7 @@ class Program:
             if site.kind == ENTRY_CLASS and d is not None:
                 roots |= self._subclasses(f.path, d.qualname)
         else:
-            roots, unknown = self.targets(f, _first_arg(site.node, "obj", "func", "mod"))
+            roots, unknown = self.targets(f, first_arg(site.node, "obj", "func", "mod"))
         out: set[tuple[str, str]] = set()
         for root in roots:
             out |= self._closure(root)
@@ -1251,7 +1251,7 @@ class Program:
             objects, inputs, recurrent = {}, {}, {}
             for site in self._sites_by_file().get(path, ()):
                 if site.kind in (ENTRY_SCRIPT, ENTRY_TRACE):
-                    arg = _first_arg(site.node, "obj", "func", "mod")
+                    arg = first_arg(site.node, "obj", "func", "mod")
                     if arg is not None:
                         objects[object_key(site.scope, f.segment(arg))] = self.object_kind(f, arg) or "unknown"
                     evidence = self._recorded(site) or finder.evidence(site)
@@ -1345,11 +1345,11 @@ class Program:
             if name in ("functools.partial", "builtins.getattr"):
                 return "unknown"
             if name in (SCRIPT, TRACE, TRACE_MODULE) or name in PASS_THROUGH:
-                inner = _first_arg(expr, "obj", "func", "mod", "script_module")
+                inner = first_arg(expr, "obj", "func", "mod", "script_module")
                 return self.object_kind(vf, inner, seen) if inner is not None else "unknown"
             found = self.lookup_def(name, vf.path) if name else None
             if found is not None and found[1].kind == "function":
-                returns = [r.value for r in _returns(found[1].node) if r.value is not None]
+                returns = [r.value for r in returns_of(found[1].node) if r.value is not None]
                 env = self._call_env(vf, expr, found[0], found[1])
                 kinds = {self.object_kind(found[0], r, seen, env) for r in returns} - {""}
                 return kinds.pop() if len(kinds) == 1 else "unknown"
@@ -1422,19 +1422,6 @@ def _covers(fi: ScanFinding, s: Site) -> bool:
     return any(a <= s.start and s.end <= b and text not in code for a, b, code in fi.fix_spans)
 
 
-def _returns(fn: ast.AST) -> list[ast.Return]:
-    out: list[ast.Return] = []
-    todo = list(ast.iter_child_nodes(fn))
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        if isinstance(node, ast.Return):
-            out.append(node)
-        todo.extend(ast.iter_child_nodes(node))
-    return out
-
-
 def _arg(call: ast.Call, index: int, keyword: str) -> ast.AST | None:
     for k in call.keywords:
         if k.arg == keyword:
@@ -1442,11 +1429,3 @@ def _arg(call: ast.Call, index: int, keyword: str) -> ast.AST | None:
     positional = [a for a in call.args if not isinstance(a, ast.Starred)]
     return positional[index] if len(positional) > index else None
 
-
-def _first_arg(call: ast.AST, *keywords: str) -> ast.AST | None:
-    if not isinstance(call, ast.Call):
-        return None
-    for k in call.keywords:
-        if k.arg in keywords:
-            return k.value
-    return call.args[0] if call.args and not isinstance(call.args[0], ast.Starred) else None

@@ -307,3 +307,27 @@ class PyFile:
 
     def walk(self) -> Iterator[ast.AST]:
         return ast.walk(self.tree)
+
+
+def returns_of(fn: ast.AST) -> list[ast.Return]:
+    """The return statements of a function, not those of the functions and classes it defines."""
+    out: list[ast.Return] = []
+    todo = list(ast.iter_child_nodes(fn))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Return):
+            out.append(node)
+        todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def first_arg(call: ast.AST, *keywords: str) -> ast.AST | None:
+    """A call's first argument: the keyword among ``keywords`` if given so, else the first positional."""
+    if not isinstance(call, ast.Call):
+        return None
+    for k in call.keywords:
+        if k.arg in keywords:
+            return k.value
+    return call.args[0] if call.args and not isinstance(call.args[0], ast.Starred) else None

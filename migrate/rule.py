@@ -21,7 +21,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass, field
-from typing import ClassVar, Iterable, Iterator, Mapping, Sequence, Union
+from typing import Callable, ClassVar, Iterable, Iterator, Mapping, Sequence, Union
 
 import libcst as cst
 from libcst.metadata import (
@@ -248,6 +248,19 @@ class RuleContext:
         return self.source.splitlines()
 
 
+def defs_from(start: cst.CSTNode | None, parent: Callable[[cst.CSTNode], cst.CSTNode | None]) -> tuple[str, ...]:
+    """Qualified names of the classes and functions from ``start`` (included) outwards, innermost
+    first (``("Gate.forward", "Gate")``), as :mod:`ts2export.pyindex` names them."""
+    names: list[str] = []
+    current = start
+    while current is not None:
+        if isinstance(current, (cst.FunctionDef, cst.ClassDef)):
+            names.append(current.name.value)
+        current = parent(current)
+    names.reverse()
+    return tuple(".".join(names[:i]) for i in range(len(names), 0, -1))
+
+
 class _RuleMeta:
     """Shared metadata and documentation helpers of both rule kinds."""
 
@@ -383,14 +396,7 @@ class Rule(_RuleMeta, cst.BatchableCSTVisitor):
     def enclosing_defs(self, node: cst.CSTNode) -> tuple[str, ...]:
         """Qualified names of the classes and functions around ``node``, innermost first
         (``("Gate.forward", "Gate")``), as the program model names them."""
-        names: list[str] = []
-        current = self.parent(node)
-        while current is not None:
-            if isinstance(current, (cst.FunctionDef, cst.ClassDef)):
-                names.append(current.name.value)
-            current = self.parent(current)
-        names.reverse()
-        return tuple(".".join(names[:i]) for i in range(len(names), 0, -1))
+        return defs_from(self.parent(node), self.parent)
 
     def object_kind(self, node: cst.BaseExpression) -> str:
         """What the program model found ``node`` (the object given to a ``torch.jit.script`` or
