@@ -530,28 +530,25 @@ def _method_of(obj, name: str):
     return entry[1] if entry is not None else None
 
 
-def _make_load(orig):
-    def load(f, *args, **kwargs):
-        __tracebackhide__ = True  # pytest and IPython leave this frame out of tracebacks
-        out = orig(f, *args, **kwargs)
-        frame = _caller()
-        if frame is not None and _dir is not None:
-            _guarded_register("load", out, frame, _artifact_path(f))
-        return out
+def _make_loader(kind: str):
+    """A wrapper factory for a loader (`torch.jit.load`: "load"; the lite interpreter's: "load_lite");
+    its name and docstring come from ``functools.wraps`` where it is installed."""
+    def make(orig):
+        def load(f, *args, **kwargs):
+            __tracebackhide__ = True  # pytest and IPython leave this frame out of tracebacks
+            out = orig(f, *args, **kwargs)
+            frame = _caller()
+            if frame is not None and _dir is not None:
+                _guarded_register(kind, out, frame, _artifact_path(f))
+            return out
 
-    return load
+        return load
+
+    return make
 
 
-def _make_lite_load(orig):
-    def _load_for_lite_interpreter(f, *args, **kwargs):
-        __tracebackhide__ = True  # pytest and IPython leave this frame out of tracebacks
-        out = orig(f, *args, **kwargs)
-        frame = _caller()
-        if frame is not None and _dir is not None:
-            _guarded_register("load_lite", out, frame, _artifact_path(f))
-        return out
-
-    return _load_for_lite_interpreter
+_make_load = _make_loader("load")
+_make_lite_load = _make_loader("load_lite")
 
 
 def _make_cpp_save(orig):
