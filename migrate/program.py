@@ -1161,21 +1161,16 @@ class Program:
         return compiled, traced, unknown_compiled, unknown_traced
 
     def _region_reason(self, path, defs, compiled, traced, unknown_compiled, unknown_traced, keeps_ts, keeps_tr) -> str | None:
-        if not keeps_ts:
+        for keeps, table, unknown, verb in ((keeps_ts, compiled, unknown_compiled, "compiled"),
+                                            (keeps_tr, traced, unknown_traced, "traced")):
+            if keeps:
+                continue
             for q in defs:
-                s = compiled.get((path, q))
+                s = table.get((path, q))
                 if s is not None:
-                    return f"`{q}` is still compiled by TorchScript through {s.describe()}, which stays"
-            if unknown_compiled is not None and self._compilable(path, defs):
-                return (f"this code may be compiled by TorchScript through {unknown_compiled.describe()}, which stays "
-                        "and whose target ts2export cannot follow")
-        if not keeps_tr:
-            for q in defs:
-                s = traced.get((path, q))
-                if s is not None:
-                    return f"`{q}` is still traced by TorchScript through {s.describe()}, which stays"
-            if unknown_traced is not None and self._compilable(path, defs):
-                return (f"this code may be traced by TorchScript through {unknown_traced.describe()}, which stays "
+                    return f"`{q}` is still {verb} by TorchScript through {s.describe()}, which stays"
+            if unknown is not None and self._compilable(path, defs):
+                return (f"this code may be {verb} by TorchScript through {unknown.describe()}, which stays "
                         "and whose target ts2export cannot follow")
         return None
 
