@@ -195,6 +195,7 @@ class Program:
         self._calls: dict[str, list] | None = None  # path -> [(call, callee)]
         self._callers: dict[tuple[str, str], list] = {}  # (path, qualname) -> calls_of's answer
         self._reach_cache: dict[tuple[str, str], set[tuple[str, str]]] = {}
+        self._links_by_value: list[tuple[Site, Site]] | None = None  # see _value_links
         self._unknown_targets: list[Site] = []
         self.broken: dict[str, str] = {}  # files that ast could not read
         for path, data in sources.items():
@@ -831,11 +832,8 @@ class Program:
                             union(s, classes[cls])
             for r in self.links.get(id(s), ()):
                 union(r, s)
-        self._instance_flows(union)
-        for s in self.sites:
-            if s.kind in (ENTRY_SCRIPT, ENTRY_TRACE):
-                for inner in self._embedded_sites(s):
-                    union(s, inner)
+        for a, b in self._value_links():
+            union(a, b)
         for fi in getattr(self, "findings", ()):  # sites rewritten by one fix go together
             if not fi.fix_spans:
                 continue
@@ -899,7 +897,19 @@ class Program:
                 out.append(s)
         return out
 
-    def _instance_flows(self, union) -> None:
+    def _value_links(self) -> list[tuple[Site, Site]]:
+        """Pairs of sites joined because a value made at one becomes part of the other (see
+        :meth:`_embedded_sites` and :meth:`_instance_flows`). The sources never change: found once,
+        though units are formed again when the findings are attached."""
+        if self._links_by_value is None:
+            pairs = self._instance_flows()
+            for s in self.sites:
+                if s.kind in (ENTRY_SCRIPT, ENTRY_TRACE):
+                    pairs.extend((s, inner) for inner in self._embedded_sites(s))
+            self._links_by_value = pairs
+        return self._links_by_value
+
+    def _instance_flows(self) -> list[tuple[Site, Site]]:
         """A TorchScript class (`@torch.jit.script class C`) whose instances are passed to a scripted
         function (`apply(C(), x)`, `c = C(); apply(c, x)`) goes with it: a scripted function that
         stays takes only TorchScript values, so the class cannot lose its decorator alone."""
@@ -915,8 +925,9 @@ class Program:
                 classes[(s.file.path, d.qualname)] = s
             else:
                 functions.append((s, d))
+        pairs: list[tuple[Site, Site]] = []
         if not classes:
-            return
+            return pairs
         for site, d in functions:
             for f, call in self.calls_of(site.file.path, d.qualname):
                 for arg in [*call.args, *(k.value for k in call.keywords)]:
@@ -926,7 +937,8 @@ class Program:
                     elif isinstance(arg, ast.Name):
                         made = self._assigned_class(f, arg)
                     if made is not None and (made[0].path, made[1].qualname) in classes:
-                        union(site, classes[(made[0].path, made[1].qualname)])
+                        pairs.append((site, classes[(made[0].path, made[1].qualname)]))
+        return pairs
 
     def _script_module_roots(self, f: PyFile, d: Def, depth: int = 0) -> list[tuple[str, str]]:
         """The ScriptModule subclasses (naming ``torch.jit.ScriptModule`` directly) that ``d`` is or
