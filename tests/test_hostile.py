@@ -134,6 +134,17 @@ DEEP = {
 
 
 def test_deeply_nested_expressions(tmp_path, run_cli):
+    # Where libcst gives up depends on the recursion limit; earlier tests in the same worker
+    # (hypothesis raises it while it runs) may leave it higher. Check at CPython's default.
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)
+    try:
+        _check_deeply_nested(tmp_path, run_cli)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def _check_deeply_nested(tmp_path, run_cli):
     for name, body in DEEP.items():
         (tmp_path / f"{name}.py").write_text("import torch\n" + body)
     tree(tmp_path)
