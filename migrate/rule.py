@@ -18,7 +18,10 @@ Rules never import the engine; the engine finds rules without naming them.
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import enum
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Callable, ClassVar, Iterable, Iterator, Mapping, Sequence, Union
@@ -28,9 +31,10 @@ from libcst.metadata import (
     CodeRange,
     ParentNodeProvider,
     PositionProvider,
-    QualifiedNameProvider,
     ScopeProvider,
 )
+
+_NO_DEFAULT = object()  # get_metadata without a default raises for a node the provider did not see
 
 __all__ = [
     "Applicability",
@@ -242,10 +246,53 @@ class RuleContext:
     # Rules are per file, so files run in parallel: what they may know of other files comes from
     # the program model, as plain data.
     program: ProgramView = field(default_factory=ProgramView)
+    #: The reference path: every metadata provider resolved before the visit, scope analysis asked
+    #: for every name. The default (False) computes metadata when first asked for and skips names
+    #: that cannot match (see :meth:`Rule.matches`); tests check that both give the same findings.
+    full_metadata: bool = False
 
     @property
     def lines(self) -> list[str]:
         return self.source.splitlines()
+
+    @functools.cached_property
+    def bound_names(self) -> tuple[dict[str, frozenset[str]], frozenset[str], frozenset[str]] | None:
+        """What import statements bind anywhere in the file (name -> the dotted names libcst may
+        give it: ``from torch.jit import script as s`` gives ``s`` -> ``torch.jit.script``), the
+        names of the file's functions and classes, and every name bound otherwise (assigned, a
+        parameter, a loop or ``with`` or ``except`` target, a definition) (None: unknown). Read from Python's own parser,
+        without libcst's scope analysis (see :meth:`Rule.matches`)."""
+        try:
+            tree = ast.parse(self.source.lstrip("\ufeff"))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        imported: dict[str, set[str]] = {}
+        defined: set[str] = set()
+        assigned: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    parts = a.name.split(".")
+                    if a.asname:
+                        imported.setdefault(a.asname, set()).add(a.name)
+                    else:  # `import a.b.c` binds `a`, which libcst may name `a`, `a.b` or `a.b.c`
+                        imported.setdefault(parts[0], set()).update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+            elif isinstance(node, ast.ImportFrom):
+                module = "." * node.level + (node.module or "")
+                for a in node.names:
+                    real = f"{module}{a.name}" if module.endswith(".") else f"{module}.{a.name}" if module else a.name
+                    imported.setdefault(a.asname or a.name, set()).add(real)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                defined.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                assigned.add(node.id)
+            elif isinstance(node, ast.arg):
+                assigned.add(node.arg)
+            elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+                assigned.add(node.name)
+            elif isinstance(node, ast.MatchMapping) and node.rest:
+                assigned.add(node.rest)
+        return {k: frozenset(v) for k, v in imported.items()}, frozenset(defined), frozenset(assigned | defined)
 
 
 def defs_from(start: cst.CSTNode | None, parent: Callable[[cst.CSTNode], cst.CSTNode | None]) -> tuple[str, ...]:
@@ -321,7 +368,6 @@ class Rule(_RuleMeta, cst.BatchableCSTVisitor):
 
     METADATA_DEPENDENCIES = (
         PositionProvider,
-        QualifiedNameProvider,
         ParentNodeProvider,
         ScopeProvider,
     )
@@ -330,6 +376,29 @@ class Rule(_RuleMeta, cst.BatchableCSTVisitor):
         super().__init__()
         self.context = context
         self.findings: list[tuple[cst.CSTNode, str, Fix | None, Applicability]] = []
+        self._wrapper: cst.MetadataWrapper | None = None
+
+    # -- metadata, computed when first asked for ----------------------------------------------
+    @contextlib.contextmanager
+    def resolve(self, wrapper: cst.MetadataWrapper) -> Iterator[None]:
+        """Unlike libcst's visitors, resolve no metadata before the visit: a provider is run (once
+        per module, shared by the rules through ``wrapper``) when a rule first asks for it. Most
+        files a rule visits give it nothing to ask about, and each provider is a full walk of the
+        tree in Python (see docs/speed.md)."""
+        self._wrapper, self.metadata = wrapper, {}
+        if self.context.full_metadata:
+            self.metadata = wrapper.resolve_many(self.get_inherited_dependencies())
+        try:
+            yield
+        finally:
+            self._wrapper, self.metadata = None, {}
+
+    def get_metadata(self, key, node, default=_NO_DEFAULT):  # type: ignore[override]
+        if key not in self.metadata and self._wrapper is not None and key in self.get_inherited_dependencies():
+            self.metadata[key] = self._wrapper.resolve(key)
+        if default is _NO_DEFAULT:
+            return super().get_metadata(key, node)
+        return super().get_metadata(key, node, default)
 
     # -- reporting --------------------------------------------------------------------------
     def report(
@@ -358,20 +427,74 @@ class Rule(_RuleMeta, cst.BatchableCSTVisitor):
             # libcst names a call after the function it calls; but the value of `f(a)` is not `f`, and
             # matching it would report `torch.jit.trace(m, x)(y)` twice (once per call) at one place.
             return set()
+        # What libcst's QualifiedNameProvider gives, without its walk of the whole tree: it stores,
+        # for each node with a scope, a lazy call of the scope's get_qualified_names_for.
         try:
-            return {q.name for q in self.get_metadata(QualifiedNameProvider, node, set())}
+            scope = self.get_metadata(ScopeProvider, node, None)
         except KeyError:  # pragma: no cover - node created by a rule
             return set()
+        return {q.name for q in scope.get_qualified_names_for(node)} if scope is not None else set()
 
     def matches(self, node: cst.CSTNode, *names: str) -> str | None:
         """The qualified name of ``node`` if it is one of ``names``, else None."""
+        if not self.may_be_named(node, names):
+            return None
         found = self.qualnames(node)
         for name in names:
             if name in found:
                 return name
         return None
 
+    def may_be_named(self, node: cst.CSTNode, names: Sequence[str], prefix: bool = False) -> bool:
+        """False when no qualified name of ``node`` can be one of ``names`` (or, with ``prefix``,
+        start with one), decided without libcst's scope analysis. libcst names ``a.b.c`` after what ``a``
+        is: an import (``torch.jit.script``, anything an import's alias stands for), a builtin
+        (``builtins.a``), or a local (``a.b.c`` or ``<scope>.a.b.c``, where ``<scope>`` starts with
+        a function or class of the file). So the name is what an import binding ``a`` stands for
+        followed by ``.b.c``, or ends with the node's last part and starts with ``a``, ``builtins``
+        or a function or class name.
+        Asking only when that allows a match keeps scope analysis off most files, and keeps
+        libcst's search of a name's assignments (quadratic in a file that assigns one name many
+        times) off names no rule asks about (see docs/speed.md)."""
+        if self.context.full_metadata or not isinstance(node, (cst.Name, cst.Attribute)):
+            return True
+        if any(n.startswith("<") for n in names):  # libcst's own scopes (`<locals>.x`, `<comprehension>.x`)
+            return True
+        facts = self.context.bound_names
+        if facts is None:
+            return True
+        imported, defined, assigned = facts
+        parts: list[str] = []  # the node's dotted name as libcst spells it (calls and subscripts dropped)
+        head: cst.BaseExpression = node
+        while isinstance(head, (cst.Attribute, cst.Call, cst.Subscript)):
+            if isinstance(head, cst.Attribute):
+                parts.append(head.attr.value)
+                head = head.value
+            else:
+                head = head.func if isinstance(head, cst.Call) else head.value
+        # libcst spells any other head `None` (`"-".join` is `None.join`), a builtin's name
+        head_name = head.value if isinstance(head, cst.Name) else "None"
+        tail = ".".join(reversed(parts))
+        if head_name in imported:
+            # an import's name, with the node's attributes after it (a name alone may be named
+            # after the whole dotted import); or a local of the same name (below)
+            named = {f"{base}.{tail}" if tail else base for base in imported[head_name]}
+            if prefix and any(q.startswith(n) for q in named for n in names):
+                return True
+            if not prefix and not named.isdisjoint(names):
+                return True
+        roots = {"builtins", *defined}
+        if head_name in assigned or head_name not in imported:
+            roots.add(head_name)  # a local of that name: `torch = None` makes `torch.jit` local
+        if prefix:  # a prefix without a dot may be the start of any first part
+            return any("." not in n or n.split(".", 1)[0] in roots for n in names)
+        last = parts[0] if parts else head_name
+        return any(n.rsplit(".", 1)[-1] == last and n.split(".", 1)[0] in roots or n.startswith("builtins.")
+                   for n in names)
+
     def matches_prefix(self, node: cst.CSTNode, *prefixes: str) -> str | None:
+        if not self.may_be_named(node, prefixes, prefix=True):
+            return None
         for q in sorted(self.qualnames(node)):
             for p in prefixes:
                 if q == p or q.startswith(p + "."):

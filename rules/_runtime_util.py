@@ -164,6 +164,8 @@ class KnobRule(Rule):
         name = self.matches(call.func, *self.STATEMENT_CALLS, *self.CONTEXT_MANAGERS)
         if name:
             return name
+        if not self.STATEMENT_PREFIXES or not self.may_be_named(call.func, self.STATEMENT_PREFIXES, prefix=True):
+            return None
         for q in sorted(self.qualnames(call.func)):
             if any(q.startswith(p) for p in self.STATEMENT_PREFIXES):
                 return q

@@ -62,11 +62,13 @@ class JitFutureAnnotation(Rule):
         self._bare(node)
 
     def _bare(self, node: cst.BaseExpression) -> None:
+        if not self.matches(node, "torch.jit.Future"):
+            return
         parent = self.parent(node)
         if isinstance(parent, cst.Attribute) and (parent.value is node or parent.attr is node):
             return
         if isinstance(parent, cst.Subscript) and parent.value is node:
             return  # reported with the subscript
-        if isinstance(parent, (cst.ImportAlias,)) or not self.matches(node, "torch.jit.Future"):
+        if isinstance(parent, (cst.ImportAlias,)):
             return
         self._report(node)

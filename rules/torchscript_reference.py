@@ -67,14 +67,14 @@ class TorchScriptReference(Rule):
         self._check_name(node)
 
     def visit_Name(self, node: cst.Name) -> None:
-        parent = self.parent(node)
-        if isinstance(parent, cst.Attribute) and parent.attr is node:
-            return
         self._check_name(node)
 
     def _check_name(self, node: cst.BaseExpression) -> None:
-        if not self._outermost(node):
+        name = self.matches_prefix(node, *TORCHSCRIPT_PREFIXES)  # first: it rarely needs scope analysis
+        if not name:
             return
-        name = self.matches_prefix(node, *TORCHSCRIPT_PREFIXES)
-        if name and not self.in_import(node):
+        parent = self.parent(node)
+        if isinstance(node, cst.Name) and isinstance(parent, cst.Attribute) and parent.attr is node:
+            return
+        if self._outermost(node) and not self.in_import(node):
             self._report(node, name)
