@@ -196,14 +196,31 @@ class Program:
         self._callers: dict[tuple[str, str], list] = {}  # (path, qualname) -> calls_of's answer
         self._reach_cache: dict[tuple[str, str], set[tuple[str, str]]] = {}
         self._links_by_value: list[tuple[Site, Site]] | None = None  # see _value_links
+        self._origins: dict[tuple[int, int], list] = {}  # (id(node), depth) -> origins's answer
+        self._members: dict[str, dict[str | None, list[str]]] = {}  # path -> parent qualname -> members
+        self._refs_found: dict[tuple[str, str], set[tuple[str, str]]] = {}  # (path, qualname) -> _refs's answer
         self._unknown_targets: list[Site] = []
         self.broken: dict[str, str] = {}  # files that ast could not read
         for path, data in sources.items():
-            if b"jit" in data or b"torch" in data:
+            if self._may_hold_sites(path, data):
                 f = self.file(path)
                 if f is not None:
                     self._find_sites(f)
         self._link()
+
+    def _may_hold_sites(self, path: str, data: bytes) -> bool:
+        """Whether a file can hold a site (see :meth:`_find_sites`), from its bytes: the other
+        files are parsed only when a question needs them (a call of a compiled class, a
+        definition), which keeps a large tree's memory and time to the files that matter.
+
+        A site is a call or decorator whose name :meth:`qualified` resolves to one of TorchScript's
+        entry points (all under ``torch.jit``, and ``torch.utils.mobile_optimizer``), or a method
+        named ``save``/``_save_for_lite_interpreter``. That name is an import's target or the
+        file's own module plus what the file writes, so the file's text names ``jit``,
+        ``mobile_optimizer`` or ``optimize_for_mobile`` (or ``save``), except where a relative
+        import or a local definition supplies the package: in a module of ``torch.jit`` itself."""
+        return (b"jit" in data or b"save" in data or b"mobile_optimizer" in data or b"optimize_for_mobile" in data
+                or self._module_names[path].startswith("torch.jit"))
 
     # -- files and names ---------------------------------------------------------------------
     def file(self, path: str) -> PyFile | None:
@@ -624,6 +641,15 @@ class Program:
         a class, or :data:`_UNKNOWN`."""
         if depth > _MAX_DEPTH:
             return [_UNKNOWN]
+        if env is None:  # the sources and sites never change: each question is answered once
+            key = (id(node), depth)
+            known = self._origins.get(key)
+            if known is None:
+                known = self._origins[key] = self._find_origins(f, node, depth, None)
+            return list(known)
+        return self._find_origins(f, node, depth, env)
+
+    def _find_origins(self, f: PyFile, node: ast.AST, depth: int, env: "Env | None") -> list:
         out = []
         for value in self.values(f, node, depth, env=env):
             if value is _UNKNOWN:
@@ -1015,16 +1041,26 @@ class Program:
             d = f.def_by_qualname.get(key[1]) if f is not None else None
             if d is None:
                 continue
-            for other in f.defs:  # members: methods and nested definitions
-                if other.parent == d.qualname:
-                    todo.append((f.path, other.qualname))
+            members = self._members.get(f.path)
+            if members is None:
+                members = self._members[f.path] = {}
+                for other in f.defs:
+                    members.setdefault(other.parent, []).append(other.qualname)
+            todo.extend((f.path, q) for q in members.get(d.qualname, ()))  # methods and nested definitions
             for ref in self._refs(f, d):
                 todo.append(ref)
         self._reach_cache[root] = seen
         return seen
 
     def _refs(self, f: PyFile, d: Def) -> set[tuple[str, str]]:
-        """Definitions of the run that a definition's body, bases and annotations name."""
+        """Definitions of the run that a definition's body, bases and annotations name (found once
+        per definition: the closures of many roots share them)."""
+        known = self._refs_found.get((f.path, d.qualname))
+        if known is None:
+            known = self._refs_found[(f.path, d.qualname)] = self._find_refs(f, d)
+        return set(known)
+
+    def _find_refs(self, f: PyFile, d: Def) -> set[tuple[str, str]]:
         out: set[tuple[str, str]] = set()
         nodes: list[ast.AST] = []
         for sub in ast.walk(d.node):
@@ -1204,7 +1240,10 @@ class Program:
             if fi.key in held:
                 out.held.setdefault(fi.path, {})[fi.anchor] = held[fi.key]
         compiled, traced, unknown_compiled, unknown_traced = self._staying_reach(sites, reach, goes)
-        for path, f in list(self.files.items()):
+        for path in sorted({fi.path for fi in self.findings}):  # regions are asked of findings only
+            f = self.file(path)
+            if f is None:
+                continue
             regions = {}
             for d in f.defs:
                 c = self._region_reason(path, [d.qualname], compiled, {}, unknown_compiled, None, False, True)

@@ -310,7 +310,11 @@ class PyFile:
 
 
 def returns_of(fn: ast.AST) -> list[ast.Return]:
-    """The return statements of a function, not those of the functions and classes it defines."""
+    """The return statements of a function, not those of the functions and classes it defines
+    (found once per function: the program model asks again for the same functions)."""
+    known = getattr(fn, "_ts2export_returns", None)
+    if known is not None:
+        return list(known)
     out: list[ast.Return] = []
     todo = list(ast.iter_child_nodes(fn))
     while todo:
@@ -320,6 +324,7 @@ def returns_of(fn: ast.AST) -> list[ast.Return]:
         if isinstance(node, ast.Return):
             out.append(node)
         todo.extend(ast.iter_child_nodes(node))
+    fn._ts2export_returns = tuple(out)  # type: ignore[attr-defined]
     return out
 
 
