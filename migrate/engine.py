@@ -109,12 +109,16 @@ def _analyze(
     view: ProgramView | None = None,
 ) -> tuple[list[Finding], int, MetadataWrapper]:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    ctx = RuleContext(path=path, source=source, options=options.rule_options, program=view or ProgramView())
+    full = os.environ.get("TS2EXPORT_FULL_METADATA") == "1"  # the reference path (see RuleContext)
+    ctx = RuleContext(path=path, source=source, options=options.rule_options, program=view or ProgramView(),
+                      full_metadata=full)
     instances = [r(ctx) for r in rules]
     wrapper.visit_batched(instances)
+    findings: list[Finding] = []
+    if not full and not any(rule.findings for rule in instances):
+        return findings, 0, wrapper  # positions and parents are full walks of the tree: only for findings
     positions = wrapper.resolve(PositionProvider)
     parents = wrapper.resolve(ParentNodeProvider)
-    findings: list[Finding] = []
     for rule in instances:
         for node, message, fix, appl in rule.findings:
             pos = positions[node]
@@ -570,10 +574,21 @@ def analyze(tasks: Sequence[Task], options: Options, jobs: int | None = None, pr
     that would break TorchScript code that stays. The second pass fixes the files with fixes to
     write. A fix planned but not applied (its result did not compile, say) holds back what depends
     on it, and the fix pass runs again, at most twice more."""
-    program = _program(tasks, options)
+    with _Workers(jobs, len(tasks)) as workers:
+        return _analyze_run(tasks, options, workers, progress)
+
+
+def _analyze_run(tasks: Sequence[Task], options: Options, workers: "_Workers", progress) -> Run:
+    sources = _sources(tasks)
+    # A file without `jit` in it gets no program view (see Program.views): its first pass runs in
+    # the workers while this process builds the program model.
+    early = [t for t in tasks if t.kind != "python" or b"jit" not in sources.get(t.path, b"jit")]
+    pending = workers.start(early, replace(options, fix=None), progress)
+    program = _program(sources, options)
     views = program.views() if program is not None else {}
-    tasks = [replace(t, view=views.get(t.path)) for t in tasks]
-    first = _run(tasks, replace(options, fix=None), jobs, progress)
+    late = [replace(t, view=views.get(t.path)) for t in tasks if t.kind == "python" and b"jit" in sources.get(t.path, b"jit")]
+    first = sorted([*workers.run(late, replace(options, fix=None), progress), *pending()], key=lambda r: r.path)
+    tasks = [*early, *late]
     if program is None:
         return Run(first, None)
     program.attach(_scan_findings(first, options.mode))
@@ -598,7 +613,7 @@ def analyze(tasks: Sequence[Task], options: Options, jobs: int | None = None, pr
     results = first
     notes: dict[str, list[str]] = {}  # warnings of every attempt (a dropped fix explains a held unit)
     for _attempt in range(3):
-        fixed = {r.path: r for r in _run([replace(t, decision=decision.for_file(t.path)) for t in todo], options, jobs, None)}
+        fixed = {r.path: r for r in workers.run([replace(t, decision=decision.for_file(t.path)) for t in todo], options)}
         for r in fixed.values():
             kept = notes.setdefault(r.path, [])
             kept.extend(n for n in r.notes if n not in kept)
@@ -644,7 +659,8 @@ def _unapplied(results: Sequence[FileResult], first: Sequence[FileResult], mode:
     return out
 
 
-def _program(tasks: Sequence[Task], options: Options) -> Program | None:
+def _sources(tasks: Sequence[Task]) -> dict[str, bytes]:
+    """The bytes of the run's Python files (those that cannot be read are reported by their own check)."""
     sources: dict[str, bytes] = {}
     for t in tasks:
         if t.kind != "python":
@@ -655,7 +671,11 @@ def _program(tasks: Sequence[Task], options: Options) -> Program | None:
         try:
             sources[t.path] = Path(t.path).read_bytes()
         except OSError:
-            continue  # reported by the file's own check
+            continue
+    return sources
+
+
+def _program(sources: dict[str, bytes], options: Options) -> Program | None:
     if not sources:
         return None
     recording = None
@@ -700,20 +720,59 @@ def _same_holds(a: Decision, b: Decision, extra: dict[tuple[str, str], str]) -> 
     return held(a) == held(b) and a.regions == b.regions
 
 
-def _run(tasks: Sequence[Task], options: Options, jobs: int | None, progress) -> list[FileResult]:
-    jobs = jobs or os.cpu_count() or 1
-    results: list[FileResult] = []
-    if jobs <= 1 or len(tasks) < 4:
+class _Workers:
+    """The processes that check files: started before the program model is built (a small parent
+    to fork from, and the first pass of files that need no view overlaps the model's build); none
+    for one job or a handful of files. Results come back sorted by path."""
+
+    def __init__(self, jobs: int | None, count: int) -> None:
+        jobs = jobs or os.cpu_count() or 1
+        self.pool = ProcessPoolExecutor(max_workers=min(jobs, count)) if jobs > 1 and count >= 4 else None
+        self.jobs = jobs
+
+    def __enter__(self) -> "_Workers":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
+
+    def start(self, tasks: Sequence[Task], options: Options, progress=None):
+        """Begin checking ``tasks``; the returned function waits for their results."""
+        if self.pool is None or not tasks:
+            return lambda: self.run(tasks, options, progress)
+        # the largest files first, so that no worker is left with a large file while the others idle
+        ordered = sorted(tasks, key=_size, reverse=True)
+        chunk = max(1, min(16, len(ordered) // (self.jobs * 16)))  # small chunks: the tail balances
+        results = self.pool.map(_run_one, [(t, options) for t in ordered], chunksize=chunk)
+
+        def collect() -> list[FileResult]:
+            out = []
+            for r in results:
+                out.append(r)
+                if progress:
+                    progress()
+            out.sort(key=lambda r: r.path)
+            return out
+
+        return collect
+
+    def run(self, tasks: Sequence[Task], options: Options, progress=None) -> list[FileResult]:
+        if self.pool is not None and len(tasks) >= 4:
+            return self.start(tasks, options, progress)()
+        results = []
         for t in tasks:
             results.append(_run_one((t, options)))
             if progress:
                 progress()
-    else:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks))) as pool:
-            chunk = max(1, len(tasks) // (jobs * 8))
-            for r in pool.map(_run_one, [(t, options) for t in tasks], chunksize=chunk):
-                results.append(r)
-                if progress:
-                    progress()
-    results.sort(key=lambda r: r.path)
-    return results
+        results.sort(key=lambda r: r.path)
+        return results
+
+
+def _size(task: Task) -> int:
+    if task.data is not None:
+        return len(task.data)
+    try:
+        return os.stat(task.path).st_size
+    except OSError:
+        return 0

@@ -1,0 +1,115 @@
+"""The fast path gives what the full path gives.
+
+The fast path (the default) computes libcst metadata only when a rule first asks for it, asks
+scope analysis only about names that could match what a rule looks for, and parses with ``ast``
+only the files that can hold a TorchScript site (the others when a question needs them). The full
+path (``TS2EXPORT_FULL_METADATA=1``) resolves every provider before each visit and asks about every
+name. Checked here: the same report (findings, held-back reasons, units, errors, notes, diffs)
+over every corpus case and over real files of the installed torch package; the name screen never
+rejects a name libcst gives a node, over the same files; the program model finds the same sites
+when every file is parsed up front.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import libcst as cst
+import pytest
+import torch
+from libcst.metadata import MetadataWrapper, QualifiedNameProvider
+
+from ts2export.engine import analyze
+from ts2export.program import Program
+from ts2export.rule import ProgramView, Rule, RuleContext
+
+from tests.test_cache import CORPUS, configured, report
+
+TORCH = Path(torch.__file__).parent
+# Real files with TorchScript in them (scripted functions, overloads, is_scripting, annotate, Final,
+# tracing state), with the modules and helpers they import: copied together, they form a small tree.
+REAL = [
+    "nn/utils/rnn.py", "nn/functional.py", "nn/modules/activation.py", "nn/modules/rnn.py",
+    "nn/modules/transformer.py", "nn/modules/module.py", "nn/modules/linear.py", "nn/init.py",
+    "jit/_shape_functions.py", "jit/_recursive.py", "distributions/utils.py", "_jit_internal.py",
+]
+
+
+def real_tree(root: Path) -> Path:
+    for rel in REAL:
+        dest = root / "torch" / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(TORCH / rel, dest)
+    return root / "torch"
+
+
+def both_paths(path: Path, unsafe: bool, monkeypatch) -> tuple[dict, dict]:
+    tasks, options = configured(path, unsafe)
+    options = replace(options, fix="unsafe" if unsafe else "safe")
+    fast = report(analyze(tasks, options, 1))
+    monkeypatch.setenv("TS2EXPORT_FULL_METADATA", "1")
+    full = report(analyze(tasks, options, 1))
+    monkeypatch.delenv("TS2EXPORT_FULL_METADATA")
+    return fast, full
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", CORPUS, ids=lambda p: "/".join(p.parts[-3:-1]))
+def test_corpus_the_fast_path_gives_what_the_full_path_gives(case, monkeypatch):
+    for unsafe in (False, True):
+        fast, full = both_paths(case, unsafe, monkeypatch)
+        assert fast == full
+
+
+@pytest.mark.slow
+def test_real_files_the_fast_path_gives_what_the_full_path_gives(tmp_path, monkeypatch):
+    tree = real_tree(tmp_path)
+    fast, full = both_paths(tree, True, monkeypatch)
+    assert fast["findings"], "the real files have TorchScript findings"
+    assert fast == full
+
+
+def _sources() -> list[Path]:
+    corpus = sorted(p for case in CORPUS for p in case.rglob("*.py"))
+    return corpus + [TORCH / rel for rel in REAL]
+
+
+def test_the_name_screen_never_rejects_a_name_libcst_gives():
+    """For every name and attribute of the corpus and the real files, each qualified name libcst
+    gives it (and each dotted prefix of it) passes the screen that spares scope analysis; and the
+    screen does reject names."""
+    checked = rejected = 0
+    for path in _sources():
+        source = path.read_text(encoding="utf-8")
+        module = cst.parse_module(source)
+        names = MetadataWrapper(module, unsafe_skip_copy=True).resolve(QualifiedNameProvider)
+        rule = Rule(RuleContext(path=str(path), source=source, program=ProgramView()))
+        for node, qualified in names.items():
+            if not isinstance(node, (cst.Name, cst.Attribute)):
+                continue
+            qualified = qualified() if callable(qualified) else qualified
+            for q in (q.name for q in qualified):
+                parts = q.split(".")
+                assert rule.may_be_named(node, (q,)), (str(path), q, cst.Module([]).code_for_node(node))
+                for cut in range(1, len(parts) + 1):
+                    assert rule.may_be_named(node, (".".join(parts[:cut]),), prefix=True), (str(path), q, cut)
+                checked += 1
+            rejected += not rule.may_be_named(node, ("torch.jit.script",))
+    assert checked > 10000 and rejected > 10000
+
+
+def test_the_program_model_finds_the_same_sites_parsing_every_file_up_front(tmp_path, monkeypatch):
+    tree = real_tree(tmp_path)
+    sources = {str(p): p.read_bytes() for p in [*tree.rglob("*.py"), *(q for c in CORPUS for q in c.rglob("*.py"))]}
+
+    def sites(program: Program) -> list[tuple]:
+        return sorted((s.kind, s.file.path, s.start, s.end, s.api, s.scope) for s in program.sites)
+
+    screened = Program(sources)
+    assert len(screened.files) < len(sources)  # some files were not parsed up front
+    monkeypatch.setattr(Program, "_may_hold_sites", lambda self, path, data: True)
+    everything = Program(sources)
+    assert sites(screened) == sites(everything)
+    assert sites(screened)
