@@ -6,7 +6,9 @@ temporary folder (discovery skips ``site-packages``), then measures, each in its
 * baselines, in this same run: ``grep -rl jit`` over the tree, and a plain ``libcst`` parse (no
   metadata) of the candidate files (those whose text triggers a Python rule);
 * ``ts2export check`` and ``scan`` cold (empty cache) and warm (nothing changed), ``check``
-  without the cache, and ``diff`` cold;
+  without the cache, on the fast path and on the full path (``TS2EXPORT_FULL_METADATA=1``: every
+  libcst metadata provider up front, the reference the fast path is checked against), and
+  ``diff`` cold (``--runs`` picks some of these);
 * generated files of N lines ``v = torch.jit.annotate(int, i)`` (one finding a line): ``check``
   and ``apply`` at several N, to show how cost grows with the findings of one file;
 * where the time goes (cProfile of one in-process run over the tree, one job, no cache: the
@@ -17,6 +19,7 @@ memory (largest resident set of one process) and ratios against the baselines. T
 shared: CPU seconds are the steadier figure. Asserts nothing.
 
     python scripts/bench_repo.py [--quick] [--jobs 2] [--findings 1000,4000] [--no-profile]
+                                 [--runs check-cold,check-warm,diff]
 """
 
 from __future__ import annotations
@@ -127,7 +130,10 @@ def table(rows: list[Measure], files: int, lines: int, grep: Measure | None, par
     print(f"({files} files, {lines} lines; ratios are of CPU seconds)")
 
 
-def bench_tree(root: Path, tree: Path, jobs: int, files: int, lines: int, with_diff: bool) -> None:
+RUNS = ("check-cold", "check-warm", "check-changed", "check-no-cache", "check-full-path", "scan", "diff")
+
+
+def bench_tree(root: Path, tree: Path, jobs: int, files: int, lines: int, runs: set[str]) -> None:
     env = dict(os.environ, TS2EXPORT_CACHE_DIR=str(root / "cache"))
     rows: list[Measure] = []
     grep = measure("grep -rl jit", ["grep", "-rl", "--include=*.py", "jit", str(tree)], root)
@@ -138,17 +144,27 @@ def bench_tree(root: Path, tree: Path, jobs: int, files: int, lines: int, with_d
     rows.append(parse)
     common = ["--no-progress", "-j", str(jobs), str(tree)]
     shutil.rmtree(root / "cache", ignore_errors=True)
-    rows.append(measure("check, cold", ts2export("check", *common), root, env))
-    rows.append(measure("check, warm (nothing changed)", ts2export("check", *common), root, env))
-    # one file changed: the cache keys whole runs (findings depend on other files): all is checked again
-    victim = next(iter(sorted(tree.rglob("*.py"))))
-    victim.write_bytes(victim.read_bytes() + b"\n# touched\n")
-    rows.append(measure("check, one file changed", ts2export("check", *common), root, env))
-    rows.append(measure("check --no-cache", ts2export("check", "--no-cache", *common), root, env))
-    shutil.rmtree(root / "cache", ignore_errors=True)
-    rows.append(measure("scan, cold", ts2export("scan", *common), root, env))
-    rows.append(measure("scan, warm", ts2export("scan", *common), root, env))
-    if with_diff:
+    if "check-cold" in runs:
+        rows.append(measure("check, cold", ts2export("check", *common), root, env))
+    if "check-warm" in runs:
+        if "check-cold" not in runs:
+            measure("(fill the cache)", ts2export("check", *common), root, env)
+        rows.append(measure("check, warm (nothing changed)", ts2export("check", *common), root, env))
+    if "check-changed" in runs:
+        # one file changed: the cache keys whole runs (findings depend on other files): all is checked again
+        victim = next(iter(sorted(tree.rglob("*.py"))))
+        victim.write_bytes(victim.read_bytes() + b"\n# touched\n")
+        rows.append(measure("check, one file changed", ts2export("check", *common), root, env))
+    if "check-no-cache" in runs:
+        rows.append(measure("check --no-cache", ts2export("check", "--no-cache", *common), root, env))
+    if "check-full-path" in runs:
+        rows.append(measure("check --no-cache, full path", ts2export("check", "--no-cache", *common), root,
+                            dict(env, TS2EXPORT_FULL_METADATA="1"), note="every metadata provider up front (the reference)"))
+    if "scan" in runs:
+        shutil.rmtree(root / "cache", ignore_errors=True)
+        rows.append(measure("scan, cold", ts2export("scan", *common), root, env))
+        rows.append(measure("scan, warm", ts2export("scan", *common), root, env))
+    if "diff" in runs:
         shutil.rmtree(root / "cache", ignore_errors=True)
         rows.append(measure("diff, cold", ts2export("diff", *common), root, env))
         rows.append(measure("diff, warm", ts2export("diff", *common), root, env))
@@ -195,7 +211,7 @@ stats = pstats.Stats(prof)
 phases = {
     "program model: build (ast index, sites, links)": ("program.py", "__init__"),
     "program model: per-file views for the rules": ("program.py", "views"),
-    "first pass: rules over the files": ("engine.py", "_run"),
+    "first pass: rules over the files": ("engine.py", "_run_one"),
     "  of which libcst parse": ("entrypoints.py", "_parse"),
     "  of which libcst metadata (scope, names, positions, parents)": ("wrapper.py", "_gen_batchable"),
     "program model: solve": ("program.py", "solve"),
@@ -227,6 +243,7 @@ def main() -> None:
     parser.add_argument("--findings", default=None, help="comma-separated N for the generated file (default: "
                         "2000,8000; quick: 1000,4000; the issue's figure is 150000: cost grows with N squared, see docs/speed.md)")
     parser.add_argument("--no-diff", action="store_true", help="skip `diff` over the tree")
+    parser.add_argument("--runs", default=",".join(RUNS), help=f"comma-separated runs over the tree (default: all of {', '.join(RUNS)})")
     parser.add_argument("--no-tree", action="store_true", help="only the generated files")
     parser.add_argument("--no-profile", action="store_true", help="skip the profile of one run over the tree")
     args = parser.parse_args()
@@ -240,7 +257,11 @@ def main() -> None:
               f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}, jobs {args.jobs}")
         tree = tree / src.name
         if not args.no_tree:
-            bench_tree(root, tree, args.jobs, files, lines, not args.no_diff)
+            runs = {r for r in args.runs.split(",") if r} - ({"diff"} if args.no_diff else set())
+            unknown = runs - set(RUNS)
+            if unknown:
+                parser.error(f"unknown runs: {', '.join(sorted(unknown))} (choose from {', '.join(RUNS)})")
+            bench_tree(root, tree, args.jobs, files, lines, runs)
         if sizes:
             bench_findings(root, sizes, args.jobs)
         if not args.no_profile and not args.no_tree:
