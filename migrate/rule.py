@@ -295,6 +295,30 @@ class RuleContext:
         return {k: frozenset(v) for k, v in imported.items()}, frozenset(defined), frozenset(assigned | defined)
 
 
+def _resolve_at_the_bottom(wrapper: cst.MetadataWrapper, key):
+    """``wrapper.resolve(key)``, run on a thread of its own. Asked for from deep inside a visit, a
+    provider's walk of the tree would run on top of the visit's frames, and CPython 3.11 maps and
+    unmaps a chunk of its frame stack each time the walk's recursion crosses a chunk's end: about
+    a million system calls over torch/nn, a sixth of the run. A thread's frame stack starts empty."""
+    import threading
+
+    out: list = []
+
+    def run() -> None:
+        try:
+            out.append((True, wrapper.resolve(key)))
+        except BaseException as exc:  # noqa: BLE001 - re-raised on the caller's thread
+            out.append((False, exc))
+
+    thread = threading.Thread(target=run, name="ts2export-metadata", daemon=True)
+    thread.start()
+    thread.join()
+    ok, value = out[0]
+    if not ok:
+        raise value
+    return value
+
+
 def defs_from(start: cst.CSTNode | None, parent: Callable[[cst.CSTNode], cst.CSTNode | None]) -> tuple[str, ...]:
     """Qualified names of the classes and functions from ``start`` (included) outwards, innermost
     first (``("Gate.forward", "Gate")``), as :mod:`ts2export.pyindex` names them."""
@@ -395,7 +419,7 @@ class Rule(_RuleMeta, cst.BatchableCSTVisitor):
 
     def get_metadata(self, key, node, default=_NO_DEFAULT):  # type: ignore[override]
         if key not in self.metadata and self._wrapper is not None and key in self.get_inherited_dependencies():
-            self.metadata[key] = self._wrapper.resolve(key)
+            self.metadata[key] = _resolve_at_the_bottom(self._wrapper, key)
         if default is _NO_DEFAULT:
             return super().get_metadata(key, node)
         return super().get_metadata(key, node, default)
@@ -478,19 +502,20 @@ class Rule(_RuleMeta, cst.BatchableCSTVisitor):
         if head_name in imported:
             # an import's name, with the node's attributes after it (a name alone may be named
             # after the whole dotted import); or a local of the same name (below)
-            named = {f"{base}.{tail}" if tail else base for base in imported[head_name]}
-            if prefix and any(q.startswith(n) for q in named for n in names):
-                return True
-            if not prefix and not named.isdisjoint(names):
-                return True
-        roots = {"builtins", *defined}
-        if head_name in assigned or head_name not in imported:
-            roots.add(head_name)  # a local of that name: `torch = None` makes `torch.jit` local
+            for base in imported[head_name]:
+                q = f"{base}.{tail}" if tail else base
+                if any(q.startswith(n) for n in names) if prefix else q in names:
+                    return True
+        local = head_name in assigned or head_name not in imported  # `torch = None` makes `torch.jit` local
+
+        def root_ok(name: str) -> bool:
+            root = name.split(".", 1)[0]
+            return root == "builtins" or root in defined or (local and root == head_name)
+
         if prefix:  # a prefix without a dot may be the start of any first part
-            return any("." not in n or n.split(".", 1)[0] in roots for n in names)
+            return any("." not in n or root_ok(n) for n in names)
         last = parts[0] if parts else head_name
-        return any(n.rsplit(".", 1)[-1] == last and n.split(".", 1)[0] in roots or n.startswith("builtins.")
-                   for n in names)
+        return any(n.startswith("builtins.") or (n.rsplit(".", 1)[-1] == last and root_ok(n)) for n in names)
 
     def matches_prefix(self, node: cst.CSTNode, *prefixes: str) -> str | None:
         if not self.may_be_named(node, prefixes, prefix=True):
