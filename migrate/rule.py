@@ -532,6 +532,12 @@ class Rule(_RuleMeta, cst.BatchableCSTVisitor):
     def position(self, node: cst.CSTNode) -> CodeRange:
         return self.get_metadata(PositionProvider, node)
 
+    def in_source_order(self, nodes: Iterable[cst.CSTNode]) -> list[cst.CSTNode]:
+        """``nodes`` sorted by where they start. libcst keeps a name's assignments and references in
+        sets, whose order changes from run to run: anything that reports or edits from them goes
+        through this, so that a run's findings never depend on it."""
+        return sorted(nodes, key=lambda n: (self.position(n).start.line, self.position(n).start.column))
+
     def in_import(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` is part of an import statement (a name there is not a use)."""
         current = self.parent(node)

@@ -145,15 +145,16 @@ def binding(rule: Rule, call: cst.BaseExpression) -> Binding:
             if scope is None:
                 return Binding(target, problem="its scope is unknown")
             assignments = list(scope.assignments[target.value])
-            stores = [a.node for a in assignments]
+            stores = rule.in_source_order(a.node for a in assignments)
             refs: dict[int, cst.BaseExpression] = {}
             for a in assignments:
                 for ref in a.references:
                     if isinstance(ref.node, cst.Name):
                         refs[id(ref.node)] = ref.node
-            found = _with_rebinds(rule, target, stores, list(refs.values()), f"`{target.value}`")
+            uses = rule.in_source_order(refs.values())
+            found = _with_rebinds(rule, target, stores, uses, f"`{target.value}`")
             if found.problem:
-                found = _sequential(rule, target, stores, list(refs.values())) or found
+                found = _sequential(rule, target, stores, uses) or found
             return found
         attr = self_attribute(rule, target)
         if attr is not None:

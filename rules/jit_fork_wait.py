@@ -156,14 +156,13 @@ class JitForkWait(Rule):
             return None
         return []
 
-    @staticmethod
-    def _accesses(scope, name: str) -> list:
+    def _accesses(self, scope, name: str) -> list:
         """Every read of ``name`` bound in ``scope``, nested functions and comprehensions included."""
         found = {id(a.node): a for a in scope.accesses[name]}
         for assignment in scope.assignments[name]:
             for ref in getattr(assignment, "references", ()):
                 found.setdefault(id(ref.node), ref)
-        return list(found.values())
+        return sorted(found.values(), key=lambda a: (self.position(a.node).start.line, self.position(a.node).start.column))
 
     # -- plans ----------------------------------------------------------------------------
     def _bound_value(self, target: cst.CSTNode, edits: list[Edit], in_list: bool) -> cst.BaseExpression | None:

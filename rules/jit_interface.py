@@ -153,7 +153,7 @@ class JitInterface(Rule):
             if getattr(a, "node", None) is not cls:
                 return None  # rebound: leave it to a person
             out.extend(r.node for r in a.references)
-        return out
+        return self.in_source_order(out)
 
     def _annotation_owner(self, ref: cst.CSTNode):
         """The statement/parameter whose annotation is exactly ``ref``, else None."""
