@@ -591,6 +591,17 @@ def module_info(cls: cst.ClassDef, qualname: Callable[[cst.CSTNode], set[str]]) 
     return info
 
 
+# What a base of an nn.Module class is named with (see is_module_class).
+MODULE_BASE_PREFIXES = ("torch.nn.", "torch.jit.ScriptModule", "torch.jit._script.ScriptModule")
+
+
+def screened_base_names(rule) -> Callable[[cst.CSTNode], set[str]]:
+    """``rule.qualnames`` for :func:`is_module_class`, asked only of a base that may be named
+    after ``torch.nn`` or ``ScriptModule`` (``Rule.may_be_named``, no scope analysis): a file whose
+    classes derive from other things costs no scope analysis."""
+    return lambda node: rule.qualnames(node) if rule.may_be_named(node, MODULE_BASE_PREFIXES, prefix=True) else set()
+
+
 def is_module_class(cls: cst.ClassDef, qualname: Callable[[cst.CSTNode], set[str]], local_modules: set[str]) -> bool:
     for base in cls.bases:
         names = qualname(base.value)

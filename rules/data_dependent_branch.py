@@ -16,6 +16,7 @@ from ._control_flow import (
     code_of,
     is_builtin_call,
     is_module_class,
+    screened_base_names,
     module_sites,
     names_in,
     small_targets,
@@ -222,7 +223,7 @@ class DataDependentBranch(Rule):
 
     # -- traversal ------------------------------------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        if not is_module_class(node, self.qualnames, self._local_modules):
+        if not is_module_class(node, screened_base_names(self), self._local_modules):
             return
         self._local_modules.add(node.name.value)
         for site in module_sites(node, self.qualnames, self._local_modules):

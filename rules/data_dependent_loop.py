@@ -4,7 +4,7 @@ import libcst as cst
 
 from ts2export.rule import Applicability, Invalid, Rule, Valid
 
-from ._control_flow import DEPENDENT, code_of, is_builtin_call, is_module_class, module_sites
+from ._control_flow import DEPENDENT, code_of, is_builtin_call, is_module_class, module_sites, screened_base_names
 
 
 class DataDependentLoop(Rule):
@@ -96,7 +96,7 @@ class DataDependentLoop(Rule):
         self._local_modules: set[str] = set()
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        if not is_module_class(node, self.qualnames, self._local_modules):
+        if not is_module_class(node, screened_base_names(self), self._local_modules):
             return
         self._local_modules.add(node.name.value)
         for site in module_sites(node, self.qualnames, self._local_modules):

@@ -110,6 +110,8 @@ class JitFinal(Rule):
         return any(binds(stmt, m, "Final", "Final") for m in ("typing", "torch.jit", "torch._jit_internal"))
 
     def visit_Name(self, node: cst.Name) -> None:
+        if not self.may_be_named(node, _FINAL):
+            return  # (before asking for the parent: most names of a file are not `Final`)
         parent = self.parent(node)
         if isinstance(parent, cst.Attribute) and parent.attr is node:
             return

@@ -63,6 +63,8 @@ class JitTorchbindClasses(Rule):
         self._classes: list[str] = []
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
+        if not self.may_be_named(node, ("torch.classes",), prefix=True):
+            return  # (before asking for the parent: most files this rule visits hold no such name)
         parent = self.parent(node)
         if isinstance(parent, cst.Attribute) and parent.value is node:
             return  # report the outermost attribute only
