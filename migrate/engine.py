@@ -305,6 +305,45 @@ def _overlaps(a: tuple, b: tuple) -> bool:
     return a[0] < b[1] and b[0] < a[1]
 
 
+def _overlap_groups(spans_of: list[list[tuple]]) -> list[int]:
+    """A group number for each fix (a list of spans), such that fixes whose spans overlap are in
+    one group: one sweep over the spans sorted by start. Which fix of a round waits for the next
+    depends only on the fixes of its group, so each is checked against its group alone (a file
+    with 150,000 fixes, none overlapping, no longer compares every pair)."""
+    parent = list(range(len(spans_of)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    events = sorted((s[0], s[1], i) for i, spans in enumerate(spans_of) for s in spans)
+    cluster_end, cluster_owner = None, -1
+    for start, end, i in events:
+        if cluster_end is not None and start < cluster_end:  # overlaps the cluster (see _overlaps)
+            parent[find(i)] = find(cluster_owner)
+            cluster_end = max(cluster_end, end)
+        else:
+            cluster_end, cluster_owner = end, i
+    return [find(i) for i in range(len(spans_of))]
+
+
+def _first_come(spans_of: list[list[tuple]]) -> list[int]:
+    """The fixes (lists of spans) that overlap no fix before them that was taken, in order: a
+    fix is checked against the taken fixes of its overlap group only."""
+    group = _overlap_groups(spans_of)
+    taken: dict[int, list[tuple]] = {}  # a group's taken spans
+    out: list[int] = []
+    for i, spans in enumerate(spans_of):
+        mine = taken.setdefault(group[i], [])
+        if any(_overlaps(s, t) for s in spans for t in mine):
+            continue
+        mine.extend(spans)
+        out.append(i)
+    return out
+
+
 def _apply_round(
     wrapper: MetadataWrapper, findings: list[Finding], path: str, dropped: set, notes: list[str]
 ) -> tuple[cst.Module | None, list[Finding]]:
@@ -319,7 +358,6 @@ def _apply_round(
             out.append(((p.start.line, p.start.column), (p.end.line, p.end.column)))
         return out
 
-    accepted: list[tuple[Finding, list[tuple]]] = []
     # Outer fixes first: they copy the code of constructs nested in them, so a nested finding keeps
     # its anchor (its code) for the next round, and the program model's decision still names it.
     def extent(f: Finding) -> tuple:
@@ -328,11 +366,8 @@ def _apply_round(
         last = max(s[1] for s in spans) if spans else (0, 0)
         return (-(last[0] - first[0]), -(last[1] - first[1] if last[0] == first[0] else 0), first)
 
-    for f in sorted(findings, key=extent):
-        spans = span(f.fix)
-        if any(_overlaps(s, t) for _, ts in accepted for s in spans for t in ts):
-            continue  # next round
-        accepted.append((f, spans))
+    ordered = [(f, span(f.fix)) for f in sorted(findings, key=extent)]
+    accepted = [ordered[i] for i in _first_come([spans for _, spans in ordered])]  # the others: next round
     if not accepted:
         return None, []
 
