@@ -182,7 +182,7 @@ class Program:
         self.recording = recording  # a ts2export.recording.Recording: what the program was seen doing
         self.sources = sources
         self.files: dict[str, PyFile] = {}
-        inits = {os.path.dirname(os.path.normpath(p)) for p in sources if os.path.basename(p) == "__init__.py"}
+        inits = {os.path.dirname(os.path.abspath(p)) for p in sources if os.path.basename(p) == "__init__.py"}
 
         def has_init(folder: str) -> bool:
             return folder in inits or os.path.isfile(os.path.join(folder, "__init__.py"))

@@ -82,11 +82,13 @@ class Scope:
 def module_name(path: str, has_init=None) -> str:
     """The dotted module name Python gives ``path``: its folders up to the topmost one holding an
     ``__init__.py`` (a script outside any package is named by its stem). ``has_init(folder)``
-    says whether a folder holds one (default: look on disk)."""
+    says whether a folder holds one (default: look on disk). The climb is over the absolute path, so
+    that the name does not depend on the current folder (``check .`` inside a package's folder
+    names its modules as ``check /abs/path/to/package`` does)."""
     if has_init is None:
         def has_init(folder: str) -> bool:
-            return os.path.isfile(os.path.join(folder or ".", "__init__.py"))
-    path = os.path.normpath(path)
+            return os.path.isfile(os.path.join(folder, "__init__.py"))
+    path = os.path.abspath(path)
     stem = os.path.splitext(os.path.basename(path))[0]
     parts = [] if stem == "__init__" else [stem]
     folder = os.path.dirname(path)

@@ -306,3 +306,24 @@ def test_a_torchscript_class_passed_to_a_scripted_function_that_stays_keeps_its_
     assert any("it migrates together with `@torch.jit.script` on `apply_runner` at m.py:13" in h for h in held), held
     [unsafe] = analyze([task], Options(fix="unsafe"), jobs=1).results
     assert "@torch.jit.script" not in unsafe.new.decode()
+
+
+def test_module_names_do_not_depend_on_the_current_folder(tmp_path, monkeypatch):
+    """`check .` inside a package's folder names its modules as `check /abs/path` does: the
+    package's own absolute imports (`from pkg.model import Net`) resolve to the run's files either
+    way (they did not when run from inside the package: the names lost `pkg.`)."""
+    from ts2export.pyindex import module_name
+
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    for rel in ("__init__.py", "sub/__init__.py"):
+        (pkg / rel).write_text("")
+    (pkg / "model.py").write_text("import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        return x\n")
+    (pkg / "sub" / "run.py").write_text("import torch\nfrom pkg.model import Net\n\nm = torch.jit.script(Net())\n")
+    monkeypatch.chdir(pkg)
+    assert module_name("model.py") == "pkg.model"
+    assert module_name("sub/run.py") == module_name(str(pkg / "sub" / "run.py")) == "pkg.sub.run"
+    inside = Program({p: (pkg / p).read_bytes() for p in ("__init__.py", "model.py", "sub/__init__.py", "sub/run.py")})
+    assert inside._module_names["sub/run.py"] == "pkg.sub.run"
+    found = inside.lookup_def("pkg.model.Net", "sub/run.py")
+    assert found is not None and found[0].path == "model.py"
