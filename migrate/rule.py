@@ -532,11 +532,20 @@ class Rule(_RuleMeta, cst.BatchableCSTVisitor):
     def position(self, node: cst.CSTNode) -> CodeRange:
         return self.get_metadata(PositionProvider, node)
 
-    def in_source_order(self, nodes: Iterable[cst.CSTNode]) -> list[cst.CSTNode]:
-        """``nodes`` sorted by where they start. libcst keeps a name's assignments and references in
-        sets, whose order changes from run to run: anything that reports or edits from them goes
-        through this, so that a run's findings never depend on it."""
-        return sorted(nodes, key=lambda n: (self.position(n).start.line, self.position(n).start.column))
+    def in_source_order(self, items: Iterable, node_of: Callable | None = None) -> list:
+        """``items`` sorted by where they start: nodes, or anything ``node_of`` gives a node of
+        (libcst's accesses and assignments: ``lambda a: a.node``; those without a node, builtins,
+        come first). libcst keeps a name's assignments and references in sets, whose order changes
+        from run to run: anything that reports or edits from them goes through this, so that a
+        run's findings never depend on it."""
+        def key(item) -> tuple[int, int]:
+            node = node_of(item) if node_of is not None else item
+            if not isinstance(node, cst.CSTNode):
+                return (0, -1)
+            start = self.position(node).start
+            return (start.line, start.column)
+
+        return sorted(items, key=key)
 
     def in_import(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` is part of an import statement (a name there is not a use)."""

@@ -69,10 +69,7 @@ def global_assignments(rule: Rule, node: cst.CSTNode, name: str) -> list:
         return []
     if scope is None:
         return []
-    found = list(scope[name])  # a set: in source order (builtins first), the same in every run
-    placed = rule.in_source_order(a.node for a in found if isinstance(getattr(a, "node", None), cst.CSTNode))
-    order = {id(n): i for i, n in enumerate(placed)}
-    return sorted(found, key=lambda a: order.get(id(getattr(a, "node", None)), -1))
+    return rule.in_source_order(scope[name], node_of=lambda a: getattr(a, "node", None))  # a set: the same order in every run
 
 
 def local_def(rule: Rule, name: cst.Name) -> cst.FunctionDef | cst.ClassDef | None:

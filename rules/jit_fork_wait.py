@@ -162,7 +162,7 @@ class JitForkWait(Rule):
         for assignment in scope.assignments[name]:
             for ref in getattr(assignment, "references", ()):
                 found.setdefault(id(ref.node), ref)
-        return sorted(found.values(), key=lambda a: (self.position(a.node).start.line, self.position(a.node).start.column))
+        return self.in_source_order(found.values(), node_of=lambda a: a.node)
 
     # -- plans ----------------------------------------------------------------------------
     def _bound_value(self, target: cst.CSTNode, edits: list[Edit], in_list: bool) -> cst.BaseExpression | None:
