@@ -617,11 +617,13 @@ def _analyze_run(tasks: Sequence[Task], options: Options, workers: "_Workers", p
     sources = _sources(tasks)
     # A file without `jit` in it gets no program view (see Program.views): its first pass runs in
     # the workers while this process builds the program model.
-    early = [t for t in tasks if t.kind != "python" or b"jit" not in sources.get(t.path, b"jit")]
+    early, late = [], []
+    for t in tasks:
+        (late if t.kind == "python" and b"jit" in sources.get(t.path, b"jit") else early).append(t)
     pending = workers.start(early, replace(options, fix=None), progress)
     program = _program(sources, options)
     views = program.views() if program is not None else {}
-    late = [replace(t, view=views.get(t.path)) for t in tasks if t.kind == "python" and b"jit" in sources.get(t.path, b"jit")]
+    late = [replace(t, view=views.get(t.path)) for t in late]
     first = sorted([*workers.run(late, replace(options, fix=None), progress), *pending()], key=lambda r: r.path)
     tasks = [*early, *late]
     if program is None:
