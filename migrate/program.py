@@ -188,6 +188,7 @@ class Program:
             return folder in inits or os.path.isfile(os.path.join(folder, "__init__.py"))
 
         self._module_names = {path: module_name(path, has_init) for path in sources}
+        self._by_abspath = {os.path.abspath(path): path for path in sources}
         self.modules: dict[str, list[str]] = {}
         for path, name in self._module_names.items():
             self.modules.setdefault(name, []).append(path)
@@ -236,8 +237,20 @@ class Program:
         self.files[path] = f
         return f
 
-    def _module_file(self, name: str, near: str | None = None) -> PyFile | None:
+    def _module_paths(self, name: str, near: str | None = None) -> list[str]:
+        """The run's files of module ``name``. Failing that, as Python finds a module when a script
+        runs (its own folder is on ``sys.path``): the file of that name beside ``near``
+        (``from export import export`` in a script of a folder that is also a package, whose files
+        are named ``pkg.export``)."""
         paths = self.modules.get(name)
+        if paths or near is None or not name:
+            return paths or []
+        base = os.path.join(os.path.dirname(os.path.abspath(near)), *name.split("."))
+        return [p for p in (self._by_abspath.get(base + ".py"), self._by_abspath.get(os.path.join(base, "__init__.py")))
+                if p is not None][:1]
+
+    def _module_file(self, name: str, near: str | None = None) -> PyFile | None:
+        paths = self._module_paths(name, near)
         if not paths:
             return None
         if near is not None and len(paths) > 1:
@@ -290,10 +303,11 @@ class Program:
             return None
         return None
 
-    def in_run(self, name: str) -> bool:
-        """Whether a dotted name lies in a module of this run (else it is a library's)."""
+    def in_run(self, name: str, near: str | None = None) -> bool:
+        """Whether a dotted name lies in a module of this run (else it is a library's), as
+        :meth:`lookup_def` finds modules from the file ``near``."""
         parts = name.split(".")
-        return any(".".join(parts[:cut]) in self.modules for cut in range(len(parts), 0, -1))
+        return any(self._module_paths(".".join(parts[:cut]), near) for cut in range(len(parts), 0, -1))
 
     def def_of(self, f: PyFile, node: ast.AST) -> tuple[PyFile, Def] | None:
         name = self.qualified(f, node)
@@ -676,7 +690,7 @@ class Program:
                     out.extend(self.origins(vf, expr.func.value, depth + 1, env))
                     continue
                 found = self.lookup_def(name, vf.path) if name else None
-                if found is None and name and not self.in_run(name) and not name.startswith("builtins."):
+                if found is None and name and not self.in_run(name, vf.path) and not name.startswith("builtins."):
                     out.append(("external", name))  # made by a library: none of the run's code
                     continue
                 if found is not None and found[1].kind == "class":
@@ -1407,7 +1421,7 @@ class Program:
             found = self.lookup_def(name, vf.path) if name else None
             if found is not None:
                 return "function" if found[1].kind == "function" else "class"
-            if name and not self.in_run(name) and not name.startswith("builtins."):
+            if name and not self.in_run(name, vf.path) and not name.startswith("builtins."):
                 last = name.rsplit(".", 1)[-1]
                 return "class" if last[:1].isupper() else "function"
             if isinstance(expr, ast.Attribute) and name is None:

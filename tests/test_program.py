@@ -327,3 +327,22 @@ def test_module_names_do_not_depend_on_the_current_folder(tmp_path, monkeypatch)
     assert inside._module_names["sub/run.py"] == "pkg.sub.run"
     found = inside.lookup_def("pkg.model.Net", "sub/run.py")
     assert found is not None and found[0].path == "model.py"
+
+
+def test_a_script_in_a_package_folder_finds_its_siblings_by_file_name(tmp_path, monkeypatch):
+    """`python main.py` puts main.py's folder on sys.path, so `from export import export` finds
+    export.py beside it even where the folder is a package (whose files are named `pkg.export`);
+    the program model finds it too, from inside the folder and by the absolute path."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "export.py").write_text("import torch\n\n\ndef export(m, path):\n    torch.jit.script(m).save(path)\n")
+    (pkg / "main.py").write_text("from export import export\nimport export as ex\n")
+    for where in (tmp_path, pkg):
+        monkeypatch.chdir(where)
+        prefix = "pkg/" if where == tmp_path else ""
+        program = Program({prefix + p: (pkg / p).read_bytes() for p in ("__init__.py", "export.py", "main.py")})
+        found = program.lookup_def("export.export", prefix + "main.py")
+        assert found is not None and found[0].path == prefix + "export.py" and found[1].qualname == "export"
+        assert program.in_run("export.export", prefix + "main.py")
+        assert not program.in_run("export.export", None) and not program.in_run("json.dumps", prefix + "main.py")
