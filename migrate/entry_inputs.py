@@ -77,12 +77,20 @@ class InputFinder:
 
     def __init__(self, program: "Program") -> None:
         self.program = program
+        self._ints: dict[tuple[int, int], frozenset[int] | None] = {}  # (id(node), depth) -> ints's answer
+        self._specs: dict[tuple[int, int], TensorSpec | None] = {}  # (id(node), depth) -> spec's answer
 
     # -- integers ----------------------------------------------------------------------------
     def ints(self, f: PyFile, node: ast.AST, depth: int = 0) -> frozenset[int] | None:
         """The integer values an expression may have (loop variables over literals included)."""
         if depth > 6:
             return None
+        key = (id(node), depth)  # a size passed down through helpers called from many places
+        if key not in self._ints:
+            self._ints[key] = self._find_ints(f, node, depth)
+        return self._ints[key]
+
+    def _find_ints(self, f: PyFile, node: ast.AST, depth: int) -> frozenset[int] | None:
         if isinstance(node, ast.Constant) and type(node.value) is int:
             return frozenset({node.value})
         if isinstance(node, ast.Name):
@@ -160,6 +168,12 @@ class InputFinder:
         """The spec of a tensor-valued expression, merged over the values it may have."""
         if depth > 6:
             return None
+        key = (id(node), depth)
+        if key not in self._specs:
+            self._specs[key] = self._find_spec(f, node, depth)
+        return self._specs[key]
+
+    def _find_spec(self, f: PyFile, node: ast.AST, depth: int) -> TensorSpec | None:
         found: TensorSpec | None = None
         alternatives = self.program.values(f, node)
         if not alternatives:

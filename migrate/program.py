@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from ts2export import artifact_paths as ap
+from ts2export.memo import PathMemo
 from ts2export.pyindex import Def, Pos, PyFile, dotted, first_arg, module_name, returns_of
 from ts2export.rule import ProgramView, object_key
 
@@ -197,7 +198,15 @@ class Program:
         self._callers: dict[tuple[str, str], list] = {}  # (path, qualname) -> calls_of's answer
         self._reach_cache: dict[tuple[str, str], set[tuple[str, str]]] = {}
         self._links_by_value: list[tuple[Site, Site]] | None = None  # see _value_links
-        self._origins: dict[tuple[int, int], list] = {}  # (id(node), depth) -> origins's answer
+        self._origins: dict[tuple, list] = {}  # (id(node), depth, id(env)) -> origins's answer
+        self._targets: dict[tuple[int, int], tuple[frozenset, bool]] = {}  # (id(node), depth) -> targets's answer
+        self._values = PathMemo([])  # values's answers (they cut cycles with the path: see ts2export.memo)
+        self._kinds = PathMemo("")  # object_kind's answers, likewise
+        self._defs_found: dict[tuple, tuple[PyFile, Def] | None] = {}  # (name, near, depth) -> lookup_def's answer
+        self._patterns: dict[tuple[int, int], list] = {}  # (id(node), depth) -> patterns's answer
+        self._envs: dict[tuple, Env | None] = {}  # (id(call), path, qualname) -> _call_env's answer
+        self._envs_by_content: dict[tuple, Env] = {}  # see _make_env
+        self._roots: dict[tuple[str, str, int], list] = {}  # _script_module_roots's answers
         self._members: dict[str, dict[str | None, list[str]]] = {}  # path -> parent qualname -> members
         self._refs_found: dict[tuple[str, str], set[tuple[str, str]]] = {}  # (path, qualname) -> _refs's answer
         self._unknown_targets: list[Site] = []
@@ -278,6 +287,12 @@ class Program:
         """The definition in the run that a dotted name names (through re-exports), if any."""
         if depth > _MAX_DEPTH or not name:
             return None
+        key = (name, near, depth)  # star imports branch, and may import each other
+        if key not in self._defs_found:
+            self._defs_found[key] = self._find_def(name, near, depth)
+        return self._defs_found[key]
+
+    def _find_def(self, name: str, near: str | None, depth: int) -> tuple[PyFile, Def] | None:
         parts = name.split(".")
         for cut in range(len(parts), 0, -1):
             f = self._module_file(".".join(parts[:cut]), near)
@@ -322,9 +337,10 @@ class Program:
         nothing. ``env``: the arguments of one call of the function being followed (a factory)."""
         if depth > _MAX_DEPTH:
             return [_UNKNOWN]
-        if id(node) in seen:
-            return []
-        seen = seen | {id(node)}
+        key = (id(node), depth, id(env) if env is not None else None)
+        return list(self._values.ask(key, id(node), seen, lambda: self._find_values(f, node, depth, seen | {id(node)}, env)))
+
+    def _find_values(self, f: PyFile, node: ast.AST, depth: int, seen: frozenset, env: "Env | None") -> list:
         if isinstance(node, ast.Name):
             found = f.scope_at(node).lookup(node.id)
             if found is None:
@@ -580,6 +596,12 @@ class Program:
         """The path patterns an expression may evaluate to."""
         if node is None or depth > _MAX_DEPTH:
             return [(ap.ANY,)]
+        key = (id(node), depth)
+        if key not in self._patterns:
+            self._patterns[key] = self._find_patterns(f, node, depth)
+        return list(self._patterns[key])
+
+    def _find_patterns(self, f: PyFile, node: ast.AST, depth: int) -> list[ap.Pattern]:
         out: list[ap.Pattern] = []
         for value in self.values(f, node, depth):
             if value is _UNKNOWN or value[0] in ("def", "annotated"):
@@ -655,13 +677,13 @@ class Program:
         a class, or :data:`_UNKNOWN`."""
         if depth > _MAX_DEPTH:
             return [_UNKNOWN]
-        if env is None:  # the sources and sites never change: each question is answered once
-            key = (id(node), depth)
-            known = self._origins.get(key)
-            if known is None:
-                known = self._origins[key] = self._find_origins(f, node, depth, None)
-            return list(known)
-        return self._find_origins(f, node, depth, env)
+        # the sources and sites never change: each question is answered once (a call's
+        # arguments, env, are made once per call: see _call_env)
+        key = (id(node), depth, id(env) if env is not None else None)
+        known = self._origins.get(key)
+        if known is None:
+            known = self._origins[key] = _distinct(self._find_origins(f, node, depth, env))
+        return list(known)
 
     def _find_origins(self, f: PyFile, node: ast.AST, depth: int, env: "Env | None") -> list:
         out = []
@@ -715,7 +737,14 @@ class Program:
         return out
 
     def _call_env(self, cf: PyFile, call: ast.Call, f: PyFile, d: Def) -> "Env | None":
-        """The arguments a call passes to the parameters of the function it calls."""
+        """The arguments a call passes to the parameters of the function it calls (one object per
+        call and function, so that questions asked in it are remembered)."""
+        key = (id(call), f.path, d.qualname)
+        if key not in self._envs:
+            self._envs[key] = self._make_env(cf, call, f, d)
+        return self._envs[key]
+
+    def _make_env(self, cf: PyFile, call: ast.Call, f: PyFile, d: Def) -> "Env | None":
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
             return None
         args = d.node.args
@@ -726,13 +755,27 @@ class Program:
         defaults.update({a.arg: v for a, v in zip(args.kwonlyargs, args.kw_defaults) if v is not None})
         for p, v in defaults.items():
             bound.setdefault(p, (f, v))
-        return Env((f.path, d.qualname), bound)
+        # Calls that pass the same things share one Env: `return make(kind)` in each branch of a
+        # factory passes the same `kind`, and asking again for each branch's call would follow
+        # every path through a chain of factories. A name passed is the same argument wherever
+        # it is written in one scope (its values are those of its binding there).
+        content = ((f.path, d.qualname), tuple(sorted((p, _argument_key(af, a)) for p, (af, a) in bound.items())))
+        if content not in self._envs_by_content:
+            self._envs_by_content[content] = Env((f.path, d.qualname), bound)
+        return self._envs_by_content[content]
 
     def targets(self, f: PyFile, node: ast.AST | None, depth: int = 0) -> tuple[set[tuple[str, str]], bool]:
         """Definitions of the run that a scripted or traced object is made from, and whether some
         part of it cannot be followed (then it may be any code of the run)."""
         if node is None:
             return set(), True
+        key = (id(node), depth)  # as origins: each question once (a name scripted again and again
+        known = self._targets.get(key)  # reached the same sites by every path, exponentially)
+        if known is None:
+            known = self._targets[key] = self._find_targets(f, node, depth)
+        return set(known[0]), known[1]
+
+    def _find_targets(self, f: PyFile, node: ast.AST, depth: int) -> tuple[frozenset, bool]:
         found: set[tuple[str, str]] = set()
         unknown = False
         for origin in self.origins(f, node, depth):
@@ -751,7 +794,7 @@ class Program:
                     unknown = True  # a loaded artifact: its code is not in the run
             elif origin[0] in ("instance", "def"):
                 found.add((origin[1].path, origin[2].qualname))
-        return found, unknown
+        return frozenset(found), unknown
 
     # -- sites -------------------------------------------------------------------------------
     def _find_sites(self, f: PyFile) -> None:
@@ -985,6 +1028,12 @@ class Program:
         derives from."""
         if depth > _MAX_DEPTH or d.kind != "class":
             return []
+        key = (f.path, d.qualname, depth)
+        if key not in self._roots:
+            self._roots[key] = self._find_roots(f, d, depth)
+        return list(self._roots[key])
+
+    def _find_roots(self, f: PyFile, d: Def, depth: int) -> list[tuple[str, str]]:
         out = []
         for base in d.node.bases:
             if self.qualified(f, base) in SCRIPT_MODULES:
@@ -1371,9 +1420,12 @@ class Program:
     def object_kind(self, f: PyFile, node: ast.AST, seen: frozenset = frozenset(), env: "Env | None" = None) -> str:
         """Whether what ``node`` evaluates to is a module instance, a function, a class, or
         cannot be told: every value it may have must agree (values met again add nothing)."""
-        if id(node) in seen or len(seen) > _MAX_DEPTH:
+        if len(seen) > _MAX_DEPTH:
             return ""
-        seen = seen | {id(node)}
+        key = (id(node), len(seen), id(env) if env is not None else None)
+        return self._kinds.ask(key, id(node), seen, lambda: self._find_kind(f, node, seen | {id(node)}, env))
+
+    def _find_kind(self, f: PyFile, node: ast.AST, seen: frozenset, env: "Env | None") -> str:
         kinds: set[str] = set()
         for alt in self.values(f, node, env=env):
             kinds.add(self._kind_of_value(alt, seen))
@@ -1474,6 +1526,29 @@ class Program:
                 for p in s.patterns:
                     groups.setdefault(ap.shown(p), []).append(s)
         return sorted((k, sorted(v, key=lambda s: (s.file.path, s.start))) for k, v in groups.items())
+
+
+def _distinct(origins: list) -> list:
+    """Origins without repeats, in their first order: every question about origins asks which
+    there are, never how often one is met (a chain of factories with several returns each meets
+    the same class once per path)."""
+    seen: set = set()
+    out = []
+    for o in origins:
+        key = tuple(x if isinstance(x, str) else id(x) for x in o) if isinstance(o, tuple) else id(o)
+        if key not in seen:
+            seen.add(key)
+            out.append(o)
+    return out
+
+
+def _argument_key(f: PyFile, node: ast.AST) -> tuple:
+    """What an argument of a call is, for sharing Envs: a name by its scope and spelling, any other
+    expression by itself."""
+    if isinstance(node, ast.Name):
+        found = f.scope_at(node).lookup(node.id)
+        return ("name", f.path, id(found[0]) if found is not None else None, node.id)
+    return ("node", f.path, id(node))
 
 
 def _covers(fi: ScanFinding, s: Site) -> bool:
