@@ -34,7 +34,7 @@ from typing import Callable, Sequence
 
 import ts2export
 from ts2export.engine import FileResult, Options, Run, Task
-from ts2export.program_facts import ProgramFacts
+from ts2export.model.facts import ProgramFacts
 from ts2export.rule import Applicability, Finding
 
 DIR_NAME = ".ts2export_cache"

@@ -17,7 +17,8 @@ from typing import Iterable, Sequence
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, ScopeProvider
 
-from ts2export.program import Decision, FileDecision, Program, ScanFinding
+from ts2export.model.decision import Decision, FileDecision, ScanFinding
+from ts2export.model.program import Program
 from ts2export.registry import AnyRule, matches_selector, select_rules
 from ts2export.rule import Applicability, Finding, Fix, ProgramView, Rule, RuleContext, TextRule, defs_from
 

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ts2export.rule import Applicability, Import, Invalid, Rule, Valid, argument
-from ts2export.rules._callsite_util import JIT_SAVE, code, origin, plan_for, script_module_instance
+from ts2export.rule.callsites import JIT_SAVE, code, origin, plan_for, script_module_instance
 
 
 class JitSaveToExportSave(Rule):

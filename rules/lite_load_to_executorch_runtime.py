@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ts2export.rule import Applicability, Edit, Import, Invalid, Rule, Valid, argument
-from ts2export.rules._callsite_util import LITE_LOAD, Use, binding, classify_use, code, pte_path, writers
+from ts2export.rule.callsites import LITE_LOAD, Use, binding, classify_use, code, pte_path, writers
 
 
 class LiteLoadToExecutorchRuntime(Rule):

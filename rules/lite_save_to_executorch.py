@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ts2export.rule import Import, Applicability, Invalid, Rule, Valid, argument
-from ts2export.rules._callsite_util import EXPORT_LOAD, JIT_LOAD, LITE_METHODS, MOVE, code, origin, plan_for, pte_path
+from ts2export.rule.callsites import EXPORT_LOAD, JIT_LOAD, LITE_METHODS, MOVE, code, origin, plan_for, pte_path
 
 _ET = [
     Import("pathlib"),

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ts2export.rule import Applicability, Invalid, Rule, Valid, argument
-from ts2export.rules._callsite_util import OPTIMIZE, code, origin, plan_for, plan_uses
+from ts2export.rule.callsites import OPTIMIZE, code, origin, plan_for, plan_uses
 
 
 class OptimizeForMobile(Rule):

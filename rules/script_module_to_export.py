@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ts2export.rule import Applicability, Invalid, Rule, Valid, argument
-from ts2export.rules._callsite_util import SCRIPT, in_init, model_kind, plan_script
+from ts2export.rule.callsites import SCRIPT, in_init, model_kind, plan_script
 
 
 class ScriptModuleToExport(Rule):

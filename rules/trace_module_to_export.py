@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ts2export.rule import Applicability, Invalid, Rule, Valid
-from ts2export.rules._callsite_util import HELPER, TRACE_MODULE, plan_trace_module
+from ts2export.rule.callsites import HELPER, TRACE_MODULE, plan_trace_module
 
 class TraceModuleToExport(Rule):
     """

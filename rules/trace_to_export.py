@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ts2export.rule import Applicability, Invalid, Rule, Valid
-from ts2export.rules._callsite_util import FUNCTION_HELPER, TRACE, in_init, plan_trace
+from ts2export.rule.callsites import FUNCTION_HELPER, TRACE, in_init, plan_trace
 
 
 class TraceToExport(Rule):

@@ -59,7 +59,7 @@ def model_phases(root: Path, jobs: int) -> dict[str, float]:
     from ts2export import engine
     from ts2export.config import load_config
     from ts2export.discovery import discover
-    from ts2export.program import Program
+    from ts2export.model.program import Program
 
     times = {"build": 0.0, "views": 0.0, "decision": 0.0}
 

@@ -22,7 +22,8 @@ import torch
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider
 
 from ts2export.engine import analyze
-from ts2export.program import Program
+from ts2export.model.program import Program
+from ts2export.model.sites import Sites
 from ts2export.rule import ProgramView, Rule, RuleContext
 
 from tests.test_cache import CORPUS, configured, report
@@ -105,11 +106,11 @@ def test_the_program_model_finds_the_same_sites_parsing_every_file_up_front(tmp_
     sources = {str(p): p.read_bytes() for p in [*tree.rglob("*.py"), *(q for c in CORPUS for q in c.rglob("*.py"))]}
 
     def sites(program: Program) -> list[tuple]:
-        return sorted((s.kind, s.file.path, s.start, s.end, s.api, s.scope) for s in program.sites)
+        return sorted((s.kind, s.file.path, s.start, s.end, s.api, s.scope) for s in program.sites.all)
 
     screened = Program(sources)
-    assert len(screened.files) < len(sources)  # some files were not parsed up front
-    monkeypatch.setattr(Program, "_may_hold_sites", lambda self, path, data: True)
+    assert len(screened.files.parsed) < len(sources)  # some files were not parsed up front
+    monkeypatch.setattr(Sites, "_may_hold_sites", lambda self, path, data: True)
     everything = Program(sources)
     assert sites(screened) == sites(everything)
     assert sites(screened)

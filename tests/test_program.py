@@ -8,10 +8,11 @@ import textwrap
 import libcst as cst
 import pytest
 
-from ts2export import artifact_paths as ap
+from ts2export.model import pathpattern as ap
 from ts2export import engine
 from ts2export.engine import Options, Task, analyze
-from ts2export.program import READER, WRITER, Program
+from ts2export.model.program import Program
+from ts2export.model.sites import READER, WRITER
 from ts2export.rule import Applicability, Invalid, Rule, Valid
 
 ANY = ap.ANY
@@ -39,7 +40,7 @@ def _program(files: dict[str, str]) -> Program:
 
 
 def _patterns(program: Program, kind: str) -> dict[str, list[str]]:
-    return {s.text: sorted(ap.shown(p) for p in s.patterns) for s in program.sites if s.kind == kind}
+    return {s.text: sorted(ap.shown(p) for p in s.patterns) for s in program.sites.all if s.kind == kind}
 
 
 def test_paths_are_read_across_functions_and_files():
@@ -77,9 +78,9 @@ def test_paths_are_read_across_functions_and_files():
     readers = _patterns(program, READER)
     assert readers["torch.jit.load(str(Path(root) / name))"] == ["*/m.pt"]
     assert readers['torch.jit.load(root + "/s.pt")'] == ["*/s.pt"]
-    writers = {s.text for s in program.sites if s.kind == WRITER}
+    writers = {s.text for s in program.sites.all if s.kind == WRITER}
     assert not any(w.startswith("torch.save") for w in writers), "torch.save is not a TorchScript writer"
-    links = {r.text: sorted(w.text for w in program.links[id(r)]) for r in program.sites if r.kind == READER}
+    links = {r.text: sorted(w.text for w in program.links.links[id(r)]) for r in program.sites.all if r.kind == READER}
     assert links["torch.jit.load(str(Path(root) / name))"] == [
         'torch.jit.trace(model, torch.ones(2, 3)).save(os.path.join(out_dir, "m.pt"))']
     assert links['torch.jit.load(root + "/s.pt")'] == ['torch.jit.save(torch.jit.script(model), f"{out_dir}/s.pt")']
@@ -107,10 +108,10 @@ def test_factories_are_followed_with_their_arguments():
             enc = torch.jit.script(build("encoder", 8).eval())
             """,
     })
-    scripts = {s.text: s for s in program.sites if s.kind == "script"}
-    gate, unknown = program.reach(scripts['torch.jit.script(build("gate", 8))'])
+    scripts = {s.text: s for s in program.sites.all if s.kind == "script"}
+    gate, unknown = program.reach.reach(scripts['torch.jit.script(build("gate", 8))'])
     assert not unknown and ("models.py", "Gate") in gate and ("models.py", "Encoder") not in gate
-    enc, _ = program.reach(scripts['torch.jit.script(build("encoder", 8).eval())'])
+    enc, _ = program.reach.reach(scripts['torch.jit.script(build("encoder", 8).eval())'])
     assert ("models.py", "Encoder") in enc and ("models.py", "Gate") not in enc
 
 
@@ -312,7 +313,7 @@ def test_module_names_do_not_depend_on_the_current_folder(tmp_path, monkeypatch)
     """`check .` inside a package's folder names its modules as `check /abs/path` does: the
     package's own absolute imports (`from pkg.model import Net`) resolve to the run's files either
     way (they did not when run from inside the package: the names lost `pkg.`)."""
-    from ts2export.pyindex import module_name
+    from ts2export.model.pyfile import module_name
 
     pkg = tmp_path / "pkg"
     (pkg / "sub").mkdir(parents=True)
@@ -324,8 +325,8 @@ def test_module_names_do_not_depend_on_the_current_folder(tmp_path, monkeypatch)
     assert module_name("model.py") == "pkg.model"
     assert module_name("sub/run.py") == module_name(str(pkg / "sub" / "run.py")) == "pkg.sub.run"
     inside = Program({p: (pkg / p).read_bytes() for p in ("__init__.py", "model.py", "sub/__init__.py", "sub/run.py")})
-    assert inside._module_names["sub/run.py"] == "pkg.sub.run"
-    found = inside.lookup_def("pkg.model.Net", "sub/run.py")
+    assert inside.files.module_names["sub/run.py"] == "pkg.sub.run"
+    found = inside.names.lookup_def("pkg.model.Net", "sub/run.py")
     assert found is not None and found[0].path == "model.py"
 
 
@@ -342,7 +343,7 @@ def test_a_script_in_a_package_folder_finds_its_siblings_by_file_name(tmp_path, 
         monkeypatch.chdir(where)
         prefix = "pkg/" if where == tmp_path else ""
         program = Program({prefix + p: (pkg / p).read_bytes() for p in ("__init__.py", "export.py", "main.py")})
-        found = program.lookup_def("export.export", prefix + "main.py")
+        found = program.names.lookup_def("export.export", prefix + "main.py")
         assert found is not None and found[0].path == prefix + "export.py" and found[1].qualname == "export"
-        assert program.in_run("export.export", prefix + "main.py")
-        assert not program.in_run("export.export", None) and not program.in_run("json.dumps", prefix + "main.py")
+        assert program.names.in_run("export.export", prefix + "main.py")
+        assert not program.names.in_run("export.export", None) and not program.names.in_run("json.dumps", prefix + "main.py")

@@ -1,32 +1,16 @@
-"""What a program shows about the inputs of its TorchScript entry points (see also
-ts2export.artifact.inputs: the inputs files that `verify` and `convert` read).
-
-``torch.jit.script(model)`` compiled without inputs; ``torch.export`` needs example inputs, and a
-trace's example fixes the sizes export may specialize. Programs nearly always show their inputs
-somewhere, just not at the entry point: on the artifact loaded back from the path it was saved to
-(in this file or in the serving code), on the scripted object called later, on the model a factory
-returned, or in the repository's tests, which call the model class. This module reads those calls
-(the program model's units and value tracking) and the tensors passed to them, statically:
-
-- a tensor's *spec*: its rank, the sizes each dimension is seen at (``torch.rand(n, 3, 28, 28)``
-  inside ``for n in (1, 3, 5)`` is seen at 1, 3 and 5 in dimension 0) and its dtype;
-- for each entry point, the specs of its inputs merged over every call found: the example code
-  to export with (tensors of those shapes and dtypes, made with ``torch.ones``/``torch.zeros``,
-  which leave the random number generator alone) and the dimensions seen at several sizes
-  (exported dynamic).
-"""
+"""The tensors a program builds, read statically: a tensor's *spec* is its rank, the sizes each
+dimension is seen at (``torch.rand(n, 3, 28, 28)`` inside ``for n in (1, 3, 5)`` is seen at 1, 3
+and 5 in dimension 0) and its dtype; and the integers an expression may have (loop variables over
+literals included)."""
 
 from __future__ import annotations
 
 import ast
-import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from ts2export.pyindex import PyFile, first_arg, returns_of
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ts2export.program import Program, Site
+from ts2export.model.names import Names
+from ts2export.model.pyfile import PyFile
+from ts2export.model.values import Values
 
 _FACTORIES = {"randn", "rand", "zeros", "ones", "empty", "randint", "full", "tensor", "arange"}
 _DTYPES = {
@@ -72,11 +56,12 @@ class TensorSpec:
         return f"torch.{factory}({shape}, dtype={self.dtype})"
 
 
-class InputFinder:
-    """Reads, for each entry point, the calls that feed its module and the tensors they pass."""
+class Shapes:
+    """Specs and integers, each question answered once."""
 
-    def __init__(self, program: "Program") -> None:
-        self.program = program
+    def __init__(self, names: Names, values: Values) -> None:
+        self.names = names
+        self.values = values
         self._ints: dict[tuple[int, int], frozenset[int] | None] = {}  # (id(node), depth) -> ints's answer
         self._specs: dict[tuple[int, int], TensorSpec | None] = {}  # (id(node), depth) -> spec's answer
 
@@ -114,7 +99,7 @@ class InputFinder:
                     return None
                 out |= got
             if binding.param_of is not None:
-                for alt in self.program._param_values(f, binding.param_of, node.id, depth):
+                for alt in self.values.param_values(f, binding.param_of, node.id, depth):
                     if not isinstance(alt, tuple) or len(alt) != 2:
                         return None
                     got = self.ints(alt[0], alt[1], depth + 1)
@@ -137,7 +122,7 @@ class InputFinder:
         """The ints a loop variable takes over a literal iterable (``index``: its place in a tuple
         target, ``for a, b in ((1, 2), (3, 4))``)."""
         if isinstance(it, ast.Name):
-            values = self.program.values(f, it)
+            values = self.values.values(f, it)
             if len(values) == 1 and isinstance(values[0], tuple) and len(values[0]) == 2 and values[0][1] is not it:
                 return self._iterated_ints(values[0][0], values[0][1], depth + 1, index)
             return None
@@ -155,7 +140,7 @@ class InputFinder:
                     return None
                 out |= got
             return frozenset(out)
-        if index is None and isinstance(it, ast.Call) and self.program.qualified(f, it.func) == "builtins.range":
+        if index is None and isinstance(it, ast.Call) and self.names.qualified(f, it.func) == "builtins.range":
             bounds = [self.ints(f, a, depth + 1) for a in it.args]
             if any(b is None or len(b) != 1 for b in bounds) or not bounds:
                 return None
@@ -175,7 +160,7 @@ class InputFinder:
 
     def _find_spec(self, f: PyFile, node: ast.AST, depth: int) -> TensorSpec | None:
         found: TensorSpec | None = None
-        alternatives = self.program.values(f, node)
+        alternatives = self.values.values(f, node)
         if not alternatives:
             return None
         for alt in alternatives:
@@ -193,7 +178,7 @@ class InputFinder:
         if not isinstance(node, ast.Call):
             return None
         func = node.func
-        name = self.program.qualified(f, func) or ""
+        name = self.names.qualified(f, func) or ""
         if name.startswith("torch.") and name.rsplit(".", 1)[-1] in _FACTORIES and name.count(".") == 1:
             return self._factory(f, node, name.rsplit(".", 1)[-1])
         if isinstance(func, ast.Attribute) and name == "":
@@ -224,7 +209,7 @@ class InputFinder:
     def _dtype(self, f: PyFile, node: ast.AST | None) -> str | None:
         if node is None:
             return None
-        name = self.program.qualified(f, node) or ""
+        name = self.names.qualified(f, node) or ""
         if name.startswith("torch."):
             return _DTYPES.get(name.rsplit(".", 1)[-1])
         return None
@@ -280,150 +265,3 @@ class InputFinder:
                 return None
             return TensorSpec(tuple(dims), dtype or default)
         return None
-
-    # -- calls that feed an entry point ------------------------------------------------------
-    def feeding_calls(self, site: "Site") -> list[tuple[PyFile, ast.Call]]:
-        """Calls of the module an entry point makes: of its result (and of the artifact loaded
-        back in its unit), of the object it scripts or traces, and of instances of the class it
-        compiles in the repository's tests."""
-        from ts2export.program import READER
-
-        found: list[tuple[PyFile, ast.Call]] = []
-        producers = [site] + [s for s in (site.unit.sites if site.unit else []) if s.kind == READER]
-        for producer in producers:
-            found += self._calls_of_value(producer.file, producer.node)
-        target = first_arg(site.node, "obj", "func", "mod")
-        if isinstance(target, ast.Name):
-            found += self._calls_of_name(site.file, target.id, site.file.scope_at(target))
-        defs, _unknown = self.program.targets(site.file, target) if target is not None else (set(), True)
-        for path, qualname in sorted(defs):
-            found += self._test_calls(path, qualname)
-        unique: dict[int, tuple[PyFile, ast.Call]] = {}
-        for f, call in found:
-            unique.setdefault(id(call), (f, call))
-        return list(unique.values())
-
-    def _stores_of(self, f: PyFile, value: ast.AST) -> list[ast.AST]:
-        """Targets that ``value`` (or ``value.eval()`` and the like) is assigned to."""
-        from ts2export.program import SELF_METHODS
-
-        out = []
-        for node in f.walk():
-            if isinstance(node, ast.Assign) and len(node.targets) == 1:
-                v = node.value
-                while isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in SELF_METHODS and v is not value:
-                    v = v.func.value
-                if v is value:
-                    out.append(node.targets[0])
-        return out
-
-    def _calls_of_value(self, f: PyFile, value: ast.AST, depth: int = 0) -> list[tuple[PyFile, ast.Call]]:
-        out: list[tuple[PyFile, ast.Call]] = []
-        for target in self._stores_of(f, value):
-            if isinstance(target, ast.Name):
-                out += self._calls_of_name(f, target.id, f.scope_at(target))
-                out += self._returned(f, target, depth)
-            elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
-                out += self._calls_of_attribute(f, target)
-        return out
-
-    def _calls_of_name(self, f: PyFile, name: str, scope) -> list[tuple[PyFile, ast.Call]]:
-        out = []
-        for node in ast.walk(scope.node):
-            if not isinstance(node, ast.Call):
-                continue
-            func = node.func
-            if isinstance(func, ast.Attribute) and func.attr == "forward":
-                func = func.value
-            if isinstance(func, ast.Name) and func.id == name and f.scope_at(func) is scope:
-                out.append((f, node))
-        return out
-
-    def _calls_of_attribute(self, f: PyFile, target: ast.Attribute) -> list[tuple[PyFile, ast.Call]]:
-        """``self.model = ...``: calls of ``self.model(...)`` in the methods of the class."""
-        d = f.innermost_def(f.start(target))
-        while d is not None and d.kind != "class":
-            d = f.def_by_qualname.get(d.parent) if d.parent else None
-        if d is None:
-            return []
-        out = []
-        for node in ast.walk(d.node):
-            if isinstance(node, ast.Call):
-                func = node.func
-                if isinstance(func, ast.Attribute) and func.attr == "forward":
-                    func = func.value
-                if (isinstance(func, ast.Attribute) and func.attr == target.attr and isinstance(func.value, ast.Name)
-                        and func.value.id == target.value.id):
-                    out.append((f, node))
-        return out
-
-    def _returned(self, f: PyFile, target: ast.Name, depth: int) -> list[tuple[PyFile, ast.Call]]:
-        """A name returned by its function: the calls of what the function's callers bind it to."""
-        if depth > 2:
-            return []
-        scope = f.scope_at(target)
-        owner = scope.qualname
-        if not owner or owner not in f.def_by_qualname:
-            return []
-        returns = [r for r in returns_of(f.def_by_qualname[owner].node)
-                   if isinstance(r.value, ast.Name) and r.value.id == target.id]
-        if not returns:
-            return []
-        out = []
-        for cf, call in self.program.calls_of(f.path, owner):
-            out += self._calls_of_value(cf, call, depth + 1)
-        return out
-
-    def _test_calls(self, path: str, qualname: str) -> list[tuple[PyFile, ast.Call]]:
-        """Calls of instances of a class in the run's test files (`tests/`, `test_*.py`)."""
-        out = []
-        for tf, call in self.program.calls_of(path, qualname):
-            if not _is_test_file(tf.path):
-                continue
-            parent_calls = [n for n in ast.walk(tf.tree) if isinstance(n, ast.Call) and n.func is call]
-            out += [(tf, c) for c in parent_calls]  # Model(...)(x)
-            out += self._calls_of_value(tf, call)
-        return out
-
-    # -- merged evidence -----------------------------------------------------------------------
-    def evidence(self, site: "Site") -> dict | None:
-        """What the calls feeding an entry point show: plain data for the rules' view."""
-        calls = self.feeding_calls(site)
-        by_arity: dict[int, list[tuple[PyFile, ast.Call, list[TensorSpec | None]]]] = {}
-        for f, call in calls:
-            if call.keywords or any(isinstance(a, ast.Starred) for a in call.args) or not call.args:
-                continue
-            specs = [self.spec(f, a) for a in call.args]
-            by_arity.setdefault(len(call.args), []).append((f, call, specs))
-        if not by_arity:
-            return None
-        arity = max(by_arity, key=lambda n: len(by_arity[n]))
-        rows = by_arity[arity]
-        merged: list[TensorSpec | None] = []
-        for i in range(arity):
-            spec: TensorSpec | None = None
-            for _, _, specs in rows:
-                one = specs[i]
-                if one is None:
-                    continue
-                spec = one if spec is None else spec.merged(one)
-                if spec is None:
-                    break
-            merged.append(spec)
-        where = sorted({f"{f.path}:{call.lineno}" for f, call, _ in rows})
-        example = None
-        if all(s is not None and s.known for s in merged):
-            parts = [s.example() for s in merged]
-            example = "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
-        return {
-            "example": example,
-            "sizes": [[sorted(d) if d is not None else None for d in s.dims] if s is not None else None for s in merged],
-            "where": where,
-        }
-
-
-def _is_test_file(path: str) -> bool:
-    parts = path.replace(os.sep, "/").split("/")
-    name = parts[-1]
-    return "tests" in parts[:-1] or "test" in parts[:-1] or name.startswith("test_") or name.endswith("_test.py")
-

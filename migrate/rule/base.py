@@ -1,30 +1,12 @@
-"""The rule API: the small public face that every rule imports.
-
-A rule is one class in one module of ``ts2export.rules``. It carries its id, a one-line summary,
-its documentation (the class docstring with the sections *What it does*, *Why*, *Example*,
-*Fix safety*), the applicability of its fix, and examples (``VALID`` code it must leave alone,
-``INVALID`` code with the result of its fix). The test suite runs every rule's examples, and
-``docs/rules.md`` is generated from them.
-
-Two kinds of rules exist:
-
-* :class:`Rule` -- a libcst visitor over a Python module. It sees qualified names (every import
-  spelling of ``torch.jit.script`` resolves to the same name) and reports findings with optional
-  fixes: node replacements that the engine applies, re-parses and compiles.
-* :class:`TextRule` -- a line-oriented check over other sources (C++), report-only.
-
-Rules never import the engine; the engine finds rules without naming them.
-"""
+"""The two kinds of rules: :class:`Rule` (a libcst visitor over a Python module, with metadata
+computed when first asked for and qualified names) and :class:`TextRule` (line-oriented, report
+only, over other sources)."""
 
 from __future__ import annotations
 
-import ast
 import contextlib
-import enum
-import functools
 import re
-from dataclasses import dataclass, field
-from typing import Callable, ClassVar, Iterable, Iterator, Mapping, Sequence, Union
+from typing import Callable, ClassVar, Iterable, Iterator, Sequence
 
 import libcst as cst
 from libcst.metadata import (
@@ -34,25 +16,12 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-_NO_DEFAULT = object()  # get_metadata without a default raises for a node the provider did not see
+from ts2export.edits import Applicability, Edit, Fix, Import, Replacement
+from ts2export.rule.context import RuleContext
+from ts2export.rule.examples import Invalid, Valid
+from ts2export.rule.findings import TextFinding
 
-__all__ = [
-    "Applicability",
-    "Edit",
-    "Finding",
-    "Fix",
-    "Import",
-    "Invalid",
-    "ProgramView",
-    "Rule",
-    "RuleContext",
-    "TextRule",
-    "Valid",
-    "TORCHSCRIPT_PREFIXES",
-    "TextFinding",
-    "argument",
-    "object_key",
-]
+_NO_DEFAULT = object()  # get_metadata without a default raises for a node the provider did not see
 
 # Qualified-name prefixes that mean "TorchScript". The catch-all rule and the pre-filter use them.
 TORCHSCRIPT_PREFIXES: tuple[str, ...] = (
@@ -64,235 +33,6 @@ TORCHSCRIPT_PREFIXES: tuple[str, ...] = (
     "torch._C.CompilationUnit",
     "torch.utils.mobile_optimizer",
 )
-
-
-class Applicability(str, enum.Enum):
-    """How far a fix can be trusted (ruff's scheme)."""
-
-    SAFE = "safe"  # keeps behaviour; written by `apply`
-    UNSAFE = "unsafe"  # may change behaviour; written by `apply --unsafe-fixes`
-    NONE = "none"  # report only
-
-    def __str__(self) -> str:  # pragma: no cover - trivial
-        return self.value
-
-
-@dataclass(frozen=True)
-class Import:
-    """An import that a fix needs: ``import module`` or ``from module import name [as asname]``."""
-
-    module: str
-    name: str | None = None
-    asname: str | None = None
-
-
-Replacement = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
-
-
-@dataclass(frozen=True)
-class Edit:
-    """Replace ``node`` (a node of the module being checked) with ``replacement``."""
-
-    node: cst.CSTNode
-    replacement: Replacement
-
-
-@dataclass(frozen=True)
-class Fix:
-    """An atomic set of edits plus the imports the new code needs."""
-
-    edits: tuple[Edit, ...]
-    imports: tuple[Import, ...] = ()
-    applicability: Applicability = Applicability.SAFE
-
-
-@dataclass
-class Finding:
-    """One TorchScript construct found in a file."""
-
-    rule_id: str
-    path: str
-    line: int  # 1-based
-    column: int  # 1-based
-    message: str
-    applicability: Applicability
-    end_line: int = 0
-    end_column: int = 0
-    fixed: bool = False
-    fallback: bool = False
-    fix: Fix | None = field(default=None, repr=False, compare=False)
-    anchor: str = ""  # stable name of the finding within its file (rule, top-level definition, code)
-    defs: tuple[str, ...] = ()  # qualified names of the definitions around it, innermost first
-    fix_spans: tuple = ()  # ((line, col), (end_line, end_col), code written) of each node its fix replaces
-    held: str | None = None  # why the program model holds its fix back (None: not held)
-    unit: str | None = None  # the migration unit it belongs to (see docs/units.md)
-
-    @property
-    def fixable(self) -> bool:
-        return self.applicability is not Applicability.NONE and not self.held
-
-    def sort_key(self) -> tuple:
-        return (self.path, self.line, self.column, self.rule_id, self.message)
-
-    def to_dict(self) -> dict:
-        return {
-            "rule": self.rule_id,
-            "path": self.path,
-            "line": self.line,
-            "column": self.column,
-            "end_line": self.end_line,
-            "end_column": self.end_column,
-            "message": self.message,
-            "fix": self.applicability.value,
-            "fixed": self.fixed,
-            "held_back": self.held,
-            "unit": self.unit,
-        }
-
-
-@dataclass(frozen=True)
-class ProgramView:
-    """What a rule may know about the other files of the run, answered by the engine's program
-    model (:mod:`ts2export.program`) before the rules run. Plain data, per file.
-
-    ``kinds`` maps the names this file uses (dotted, as a rule's qualified names spell them) to
-    what they are in the run: ``"function"``, ``"class"``, or ``"script-module-class"`` (a class
-    deriving from ``torch.jit.ScriptModule``, whose instances are TorchScript modules)."""
-
-    kinds: Mapping[str, str] = field(default_factory=dict)
-    #: What the object given to each ``torch.jit.script``/``trace`` call of the file is, followed
-    #: across files (parameters through their call sites): ``"module"``, ``"function"``,
-    #: ``"class"`` (a class itself) or ``"unknown"``. Keyed by :func:`object_key`.
-    objects: Mapping[str, str] = field(default_factory=dict)
-    #: What the calls that feed each ``torch.jit.script``/``trace`` call of the file show about its
-    #: inputs (the artifact loaded back and called, in this file or another; the scripted object
-    #: called later; the model class called in the tests), keyed by :func:`object_key` of the
-    #: call: ``{"example": code or None, "sizes": per input, per dim the sizes seen (None:
-    #: unknown), "where": ["path:line", ...]}``.
-    inputs: Mapping[str, dict] = field(default_factory=dict)
-    #: The recurrent layers (``"GRU"``, ``"LSTM"``, ``"RNN"``) in the code each script/trace call
-    #: of the file compiles or traces, across files; keyed by :func:`object_key` of the call.
-    recurrent: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-
-    def kind_of(self, name: str | None) -> str | None:
-        return self.kinds.get(name) if name else None
-
-    def recurrent_in(self, scope: str, code: str) -> tuple[str, ...]:
-        return tuple(self.recurrent.get(object_key(scope, code), ()))
-
-    def inputs_of(self, scope: str, code: str) -> dict | None:
-        """``inputs`` of the call ``code`` in definition ``scope`` (None when nothing shows them)."""
-        return self.inputs.get(object_key(scope, code))
-
-    def object_kind(self, scope: str, code: str) -> str:
-        """``objects`` for the argument ``code`` of a call in definition ``scope`` ("unknown" when
-        the model has no answer)."""
-        return self.objects.get(object_key(scope, code), "unknown")
-
-
-def object_key(scope: str, code: str) -> str:
-    """How :class:`ProgramView` names an expression: the definition it is in (qualified name,
-    "" at module level) and its code without whitespace or enclosing parentheses."""
-    text = re.sub(r"\s+", "", code)
-    while text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]):
-        text = text[1:-1]
-    return f"{scope}|{text}"
-
-
-def _balanced(text: str) -> bool:
-    depth = 0
-    for ch in text:
-        depth += (ch == "(") - (ch == ")")
-        if depth < 0:
-            return False
-    return depth == 0
-
-
-@dataclass(frozen=True)
-class Valid:
-    """Code the rule must leave alone (no finding from this rule)."""
-
-    code: str
-
-
-@dataclass(frozen=True)
-class Invalid:
-    """Code the rule must report; ``expected`` is the code after its fix (None: report only).
-
-    ``unsafe`` marks examples whose fix is only written with ``--unsafe-fixes``; ``count`` is the
-    number of findings the rule must report (default: at least one). Examples run through the
-    whole engine (the program model included), with this rule and ``with_rules`` selected."""
-
-    code: str
-    expected: str | None = None
-    unsafe: bool = False
-    count: int | None = None
-    path: str = "example.py"
-    #: Other rules applied with this one: a call site migrates with the rest of its unit (the
-    #: trace and the save of its artifact, say), so the example shows them together.
-    with_rules: tuple[str, ...] = ()
-    #: Run as with ``--external-readers``: a reader whose artifact no file of the example writes
-    #: (made elsewhere and converted first) is rewritten rather than held back.
-    external_readers: bool = False
-
-
-@dataclass
-class RuleContext:
-    """What a rule may know about the file it checks."""
-
-    path: str
-    source: str
-    options: Mapping[str, object] = field(default_factory=dict)
-    # Rules are per file, so files run in parallel: what they may know of other files comes from
-    # the program model, as plain data.
-    program: ProgramView = field(default_factory=ProgramView)
-    #: The reference path: every metadata provider resolved before the visit, scope analysis asked
-    #: for every name. The default (False) computes metadata when first asked for and skips names
-    #: that cannot match (see :meth:`Rule.matches`); tests check that both give the same findings.
-    full_metadata: bool = False
-
-    @property
-    def lines(self) -> list[str]:
-        return self.source.splitlines()
-
-    @functools.cached_property
-    def bound_names(self) -> tuple[dict[str, frozenset[str]], frozenset[str], frozenset[str]] | None:
-        """What import statements bind anywhere in the file (name -> the dotted names libcst may
-        give it: ``from torch.jit import script as s`` gives ``s`` -> ``torch.jit.script``), the
-        names of the file's functions and classes, and every name bound otherwise (assigned, a
-        parameter, a loop or ``with`` or ``except`` target, a definition) (None: unknown). Read from Python's own parser,
-        without libcst's scope analysis (see :meth:`Rule.matches`)."""
-        try:
-            tree = ast.parse(self.source.lstrip("\ufeff"))
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
-        imported: dict[str, set[str]] = {}
-        defined: set[str] = set()
-        assigned: set[str] = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                for a in node.names:
-                    parts = a.name.split(".")
-                    if a.asname:
-                        imported.setdefault(a.asname, set()).add(a.name)
-                    else:  # `import a.b.c` binds `a`, which libcst may name `a`, `a.b` or `a.b.c`
-                        imported.setdefault(parts[0], set()).update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
-            elif isinstance(node, ast.ImportFrom):
-                module = "." * node.level + (node.module or "")
-                for a in node.names:
-                    real = f"{module}{a.name}" if module.endswith(".") else f"{module}.{a.name}" if module else a.name
-                    imported.setdefault(a.asname or a.name, set()).add(real)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                defined.add(node.name)
-            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                assigned.add(node.id)
-            elif isinstance(node, ast.arg):
-                assigned.add(node.arg)
-            elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
-                assigned.add(node.name)
-            elif isinstance(node, ast.MatchMapping) and node.rest:
-                assigned.add(node.rest)
-        return {k: frozenset(v) for k, v in imported.items()}, frozenset(defined), frozenset(assigned | defined)
 
 
 def _resolve_at_the_bottom(wrapper: cst.MetadataWrapper, key):
@@ -321,7 +61,7 @@ def _resolve_at_the_bottom(wrapper: cst.MetadataWrapper, key):
 
 def defs_from(start: cst.CSTNode | None, parent: Callable[[cst.CSTNode], cst.CSTNode | None]) -> tuple[str, ...]:
     """Qualified names of the classes and functions from ``start`` (included) outwards, innermost
-    first (``("Gate.forward", "Gate")``), as :mod:`ts2export.pyindex` names them."""
+    first (``("Gate.forward", "Gate")``), as :mod:`ts2export.model.pyfile` names them."""
     names: list[str] = []
     current = start
     while current is not None:
@@ -594,24 +334,6 @@ class Rule(_RuleMeta, cst.BatchableCSTVisitor):
     @staticmethod
     def parse_expr(code: str) -> cst.BaseExpression:
         return cst.parse_expression(code)
-
-
-def argument(call: cst.Call, index: int | None, keyword: str | None = None) -> cst.BaseExpression | None:
-    """The value of a call's argument given by position ``index`` or by ``keyword`` (None if absent)."""
-    for arg in call.args:
-        if keyword is not None and arg.keyword is not None and arg.keyword.value == keyword:
-            return arg.value
-    if index is None:
-        return None
-    positional = [a for a in call.args if a.keyword is None and not a.star]
-    return positional[index].value if len(positional) > index else None
-
-
-@dataclass(frozen=True)
-class TextFinding:
-    line: int  # 1-based
-    column: int  # 1-based
-    message: str
 
 
 class TextRule(_RuleMeta):

@@ -1,6 +1,6 @@
 """A cheap index of one Python file, built with the standard library's ``ast`` (no libcst).
 
-The program model (:mod:`ts2export.program`) is built from these indexes, once per run, over every
+The program model (:mod:`ts2export.model`) is built from these indexes, once per run, over every
 file of the run: what each module is called, what its names refer to (imports, definitions,
 assignments), where its definitions start and end, and how to read an expression back as a
 dotted name. ``ast`` parses a file about ten times faster than libcst with metadata, and the index

@@ -1,5 +1,5 @@
-"""Memory for the program model's recursive questions, so that their cost grows with the code and
-not with the number of paths through it.
+"""Memory and bounds for the program model's recursive questions, so that their cost grows with
+the code and not with the number of paths through it.
 
 The model follows values through names, parameters, returns and attributes. Followed naively, a
 helper called from twenty places whose callers are each called from twenty places is asked about
@@ -16,6 +16,10 @@ from __future__ import annotations
 from typing import Callable, Hashable, TypeVar
 
 T = TypeVar("T")
+
+#: How many steps a question follows names, values, calls and definitions before it answers
+#: "cannot be followed": a bound on each path, the memory above bounds the paths' number.
+MAX_DEPTH = 8
 
 
 class PathMemo:

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ts2export.program import READER
+from ts2export.model.sites import READER
 
 
 def artifact_table(program) -> dict[str, list[dict]]:
     """Each artifact path (as a pattern, ``*`` for parts only known at run time) with the writers
     and readers the program model links through it."""
     out: dict[str, list[dict]] = {}
-    for shown, sites in program.artifacts():
+    for shown, sites in program.links.artifacts():
         out[shown] = [{"kind": s.kind, "path": s.file.path, "line": s.start[0], "column": s.start[1] + 1,
                        "code": s.text, "unit": s.unit.label if s.unit else None} for s in sites]
     return out
@@ -32,14 +32,14 @@ class ProgramFacts:
     @classmethod
     def of(cls, program) -> "ProgramFacts":
         units = tuple((frozenset(s.file.path for s in u.sites if s.kind != READER),
-                       frozenset(s.file.path for s in u.sites if s.kind == READER)) for u in program.units)
+                       frozenset(s.file.path for s in u.sites if s.kind == READER)) for u in program.units.all)
         return cls(artifact_table(program), units)
 
     def artifact_table(self) -> dict[str, list[dict]]:
         return self.artifacts
 
     def unit_files(self, paths: set[str]) -> set[str]:
-        """As :meth:`ts2export.program.Program.unit_files`."""
+        """As :meth:`ts2export.model.units.Units.unit_files`."""
         out: set[str] = set()
         for others, readers in self.units:
             if others & paths:

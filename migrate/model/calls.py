@@ -1,0 +1,95 @@
+"""Who calls what: the call sites in the run of a function, a method or a class (its
+constructor), and the callee of each call that the run defines."""
+
+from __future__ import annotations
+
+import ast
+
+from ts2export.model.files import Files
+from ts2export.model.names import Names
+from ts2export.model.pyfile import Def, PyFile
+from ts2export.model.torchapi import SELF_METHODS
+
+
+class Calls:
+    def __init__(self, files: Files, names: Names) -> None:
+        self.files = files
+        self.names = names
+        self._calls: dict[str, list] | None = None  # path -> [(call, callee)]
+        self._callers: dict[tuple[str, str], list] = {}  # (path, qualname) -> calls_of's answer
+
+    def calls_of(self, path: str, qualname: str) -> list[tuple[PyFile, ast.Call]]:
+        """Call sites in the run of the function (or class: its constructor) ``qualname`` of ``path``.
+        Only files whose text names it are parsed for this."""
+        # a file that calls it names it (or, for a method, names its class: the instance is made
+        # there, or the call is `self.method()` inside the class)
+        known = self._callers.get((path, qualname))
+        if known is not None:  # the sources never change: each question is answered once
+            return list(known)
+        out = []
+        for f in self.files.naming(qualname.split(".", 1)[0].encode()):
+            for call, target in self._file_calls(f):
+                if target == (path, qualname):
+                    out.append((f, call))
+        self._callers[(path, qualname)] = out
+        return list(out)
+
+    def _file_calls(self, f: PyFile) -> list[tuple[ast.Call, tuple[str, str] | None]]:
+        if self._calls is None:
+            self._calls = {}
+        cached = self._calls.get(f.path)
+        if cached is None:
+            cached = [(node, self._callee(f, node)) for node in f.walk() if isinstance(node, ast.Call)]
+            self._calls[f.path] = cached
+        return cached
+
+    def _callee(self, f: PyFile, call: ast.Call) -> tuple[str, str] | None:
+        func = call.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            d = f.innermost_def(f.start(call))
+            while d is not None and d.kind != "function":
+                d = f.def_by_qualname.get(d.parent) if d.parent else None
+            if d is not None and d.parent and d.node.args.args and d.node.args.args[0].arg == func.value.id:
+                cls = f.def_by_qualname.get(d.parent)
+                if cls is not None and cls.kind == "class":
+                    method = f.def_by_qualname.get(f"{cls.qualname}.{func.attr}")
+                    if method is not None:
+                        return f.path, method.qualname
+        found = self.names.def_of(f, func)
+        if found is None and isinstance(func, ast.Name):
+            # calling an instance: `server(x)` runs `Server.__call__` (`forward` for a module)
+            cls = self.assigned_class(f, func)
+            if cls is not None:
+                for method in ("__call__", "forward"):
+                    d = cls[0].def_by_qualname.get(f"{cls[1].qualname}.{method}")
+                    if d is not None:
+                        return cls[0].path, d.qualname
+            return None
+        if found is None and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            # a method of an instance of a class of the run: `predictor = Predictor(d); predictor.predict(x)`
+            # (the receiver followed through assignments only: the call index must not need itself)
+            cls = self.assigned_class(f, func.value)
+            if cls is not None:
+                method = cls[0].def_by_qualname.get(f"{cls[1].qualname}.{func.attr}")
+                if method is not None:
+                    return cls[0].path, method.qualname
+            return None
+        return (found[0].path, found[1].qualname) if found else None
+
+    def assigned_class(self, f: PyFile, name: ast.Name, depth: int = 0) -> tuple[PyFile, Def] | None:
+        """The class of the run whose instance a name is bound to by its assignments, if one."""
+        found = f.scope_at(name).lookup(name.id)
+        if found is None or depth > 4:
+            return None
+        _, binding = found
+        if binding.param_of is not None or binding.imports or binding.defs or len(binding.values) != 1:
+            return None
+        value = binding.values[0]
+        while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in SELF_METHODS:
+            value = value.func.value
+        if isinstance(value, ast.Name):
+            return self.assigned_class(f, value, depth + 1)
+        if not isinstance(value, ast.Call):
+            return None
+        target = self.names.def_of(f, value.func)
+        return target if target is not None and target[1].kind == "class" else None

@@ -1,0 +1,457 @@
+"""Example inputs and dynamic shapes of an export: tensor shapes read from factory calls, the
+``dynamic_shapes`` entry of each example tensor, hint comments and config entries, the first
+call of a scripted module, a trace of the same module, a conventionally named example, and the
+program model's evidence (calls elsewhere, a recording)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.metadata import ScopeProvider
+
+from ts2export.edits import Import
+from ts2export.model.callsites.bindings import assigned_value, binding
+from ts2export.model.callsites.syntax import Asker, TRACE, module_of, argument, code, enclosing
+from ts2export.model.callsites.uses import classify_use, value_expr
+
+
+_FACTORIES_SIZES = {"randn", "rand", "zeros", "ones", "empty"}
+_HINT = re.compile(r"#\s*ts2export:\s*inputs\s*=\s*(.+?)\s*$")
+
+
+def _int(node: cst.BaseExpression | None) -> int | None:
+    if isinstance(node, cst.Integer):
+        return int(node.value, 0)
+    return None
+
+
+def _sizes_of_factory(rule: Asker, call: cst.Call, depth: int) -> tuple[int, list[int | None]] | None:
+    """(rank, literal sizes or None) of a tensor made by a factory call with visible sizes."""
+    q = rule.matches_prefix(call.func, "torch")
+    if q is None and code(call.func).startswith("torch."):  # a detached node (hint comment)
+        q = code(call.func)
+    if q is None:
+        # x.clone(), x.float(), ... keep the shape of x
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("clone", "float", "double", "half", "long", "int", "contiguous", "detach", "to", "cpu"):
+            return tensor_shape(rule, call.func.value, depth + 1)
+        return None
+    short = q.rsplit(".", 1)[-1]
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    sized = argument(call, None, "size")
+    if short in _FACTORIES_SIZES or short == "full":
+        if sized is not None:
+            positional = [sized]
+        if short == "full":
+            positional = positional[:1]
+        if len(positional) == 1 and isinstance(positional[0], (cst.Tuple, cst.List)):
+            dims = [e.value for e in positional[0].elements]
+            return len(dims), [_int(d) for d in dims]
+        if positional and all(not isinstance(p, (cst.Tuple, cst.List)) for p in positional):
+            return len(positional), [_int(p) for p in positional]
+        return None
+    if short == "randint":
+        size = sized if sized is not None else next((p for p in positional if isinstance(p, (cst.Tuple, cst.List))), None)
+        if isinstance(size, (cst.Tuple, cst.List)):
+            return len(size.elements), [_int(e.value) for e in size.elements]
+        return None
+    if short in ("arange", "linspace"):
+        return 1, [None]
+    if short in ("randn_like", "rand_like", "zeros_like", "ones_like", "empty_like"):
+        inner = argument(call, 0, "input")
+        return tensor_shape(rule, inner, depth + 1) if inner is not None else None
+    if short == "tensor":
+        data = argument(call, 0, "data")
+        rank, sizes = 0, []
+        while isinstance(data, (cst.List, cst.Tuple)):
+            rank += 1
+            sizes.append(len(data.elements))
+            data = data.elements[0].value if data.elements else None
+        return rank, sizes
+    return None
+
+
+def tensor_shape(rule: Asker, expr: cst.BaseExpression, depth: int = 0) -> tuple[int, list[int | None]] | None:
+    if depth > 6 or expr is None:
+        return None
+    if isinstance(expr, cst.Call):
+        return _sizes_of_factory(rule, expr, depth)
+    if isinstance(expr, cst.Name):
+        value = assigned_value(rule, expr)
+        return tensor_shape(rule, value, depth + 1) if value is not None else None
+    return None
+
+
+def is_tensor_expr(rule: Asker, expr: cst.BaseExpression, depth: int = 0) -> bool | None:
+    """True: a tensor; False: a tuple/list of inputs; None: cannot tell."""
+    if depth > 6:
+        return None
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        return False
+    if tensor_shape(rule, expr) is not None:
+        return True
+    if isinstance(expr, cst.Name):
+        value = assigned_value(rule, expr)
+        if value is not None:
+            return is_tensor_expr(rule, value, depth + 1)
+    return None
+
+
+def dims_spec(rule: Asker, expr: cst.BaseExpression, dim: str, ref: str | None,
+              bounded: bool = False, seen: list | None = None) -> tuple[str | None, str | None, list[int]]:
+    """Code of the dynamic-shapes entry for one example tensor (``ref``: code naming it), or why none,
+    and the dims along which the example must be doubled.
+
+    ``bounded``: the program is lowered to ExecuTorch, which plans memory for the largest shape and
+    rejects larger inputs at run time, so each dim gets ``Dim.AUTO(max=...)``. ``seen``: per dim,
+    the sizes the program calls the model with (the program model's evidence): a dim seen at
+    several sizes is exported ``Dim.DYNAMIC``; a dim of size 1 in the example that the program
+    calls at other sizes is doubled (torch.export specializes sizes 0 and 1: the supported way to
+    keep such a dim dynamic is an example of size >= 2)."""
+    shape = tensor_shape(rule, expr)
+    if shape is not None:
+        rank, sizes = shape
+        if seen is not None and len(seen) != rank:
+            seen = None  # the evidence is about something else
+        varying = {i for i, s in enumerate(seen or []) if s is not None and len(s) > 1}
+        grow: list[int] = []
+        for i, size in enumerate(sizes):
+            if size not in (0, 1):
+                continue
+            others = sorted(x for x in ((seen or [])[i] or []) if x != size) if seen else []
+            if size == 1 and others:
+                grow.append(i)
+                varying.add(i)
+            elif i == 0:
+                return None, (
+                    f"the example `{code(expr)}` has size {size} in dimension 0: torch.export specializes dims of "
+                    "size 0/1, so the exported program would reject the other batch sizes that the TorchScript "
+                    "artifact accepted, and nothing in the checked files shows the sizes it is called with; use an "
+                    "example of size >= 2 there (or call the artifact at the sizes you serve) and run apply again"), []
+        if rank == 0:
+            return "{}", None, []
+        entries = []
+        for i, s in enumerate(sizes):
+            if i in varying and not bounded:
+                entries.append(f"{i}: {dim}.DYNAMIC")
+            else:
+                entries.append(f"{i}: {auto(dim, bounded, 2 * s if i in grow and s else s)}")
+        return "{" + ", ".join(entries) + "}", None, grow
+    if ref is not None:
+        if bounded:  # the bound must hold the example's own size
+            return f"{{i: {dim}.AUTO(max=max({DEFAULT_MAX}, 8 * {ref}.shape[i])) for i in range({ref}.dim())}}", None, []
+        return f"{{i: {dim}.AUTO for i in range({ref}.dim())}}", None, []
+    return None, f"cannot tell the rank of the example `{code(expr)}`; bind it to a variable first", []
+
+
+def doubled(source: str, dims: list[int]) -> str:
+    """Code of an example tensor doubled along ``dims`` (two copies: same values, size >= 2)."""
+    for d in dims:
+        source = f"torch.cat([{source}] * 2{'' if d == 0 else f', dim={d}'})"
+    return source
+
+
+#: Upper bound of a dynamic dim lowered to ExecuTorch when the example's size is unknown.
+DEFAULT_MAX = 64
+
+
+def auto(dim: str, bounded: bool, size: int | None) -> str:
+    if not bounded:
+        return f"{dim}.AUTO"
+    return f"{dim}.AUTO(max={max(DEFAULT_MAX, 8 * size) if size else DEFAULT_MAX})"
+
+
+def dim_name(rule: Asker, node: cst.CSTNode) -> tuple[str, list[Import]]:
+    """How generated code names ``torch.export.Dim``: ``Dim`` (imported) unless the file uses the name."""
+    module_scope = rule.get_metadata(ScopeProvider, node, None)
+    while module_scope is not None and getattr(module_scope, "parent", module_scope) is not module_scope:
+        module_scope = module_scope.parent
+    if module_scope is not None:
+        for a in module_scope.assignments["Dim"]:
+            n = getattr(a, "node", None)
+            if not isinstance(n, cst.ImportFrom) or code(n.module) != "torch.export":
+                return "torch.export.Dim", [Import("torch")]
+    return "Dim", [Import("torch.export", "Dim")]
+
+
+@dataclass
+class ExportArgs:
+    args: str  # code of the positional example tuple
+    kwargs: str | None
+    shapes: str  # code of dynamic_shapes
+    comment: str | None = None  # why the generated code looks as it does (a doubled example, say)
+
+
+def export_args(rule: Asker, example: cst.BaseExpression | None, kw: cst.BaseExpression | None,
+                dim: str, bounded: bool = False, evidence: dict | None = None) -> tuple[ExportArgs | None, str | None]:
+    """Arguments of ``torch.export.export`` from example inputs, with a dynamic-shapes entry per
+    dim (``evidence``: what the program model found about the sizes the model is called with)."""
+    seen_all = (evidence or {}).get("sizes") or []
+    if example is None and kw is None:
+        return None, "no example inputs"
+    if example is not None and kw is not None:
+        return None, "positional and keyword example inputs together are not supported; pass one of them"
+    if kw is not None:
+        if isinstance(kw, cst.Dict) and all(
+            isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) for e in kw.elements
+        ):
+            entries = []
+            for e in kw.elements:
+                ref = e.value.value if isinstance(e.value, cst.Name) else None
+                spec, why, _ = dims_spec(rule, e.value, dim, ref, bounded)
+                if spec is None:
+                    return None, why
+                entries.append(f"{code(e.key)}: {spec}")
+            return ExportArgs("()", code(kw), "{" + ", ".join(entries) + "}"), None
+        if isinstance(kw, cst.Name):
+            per_dim = f"{dim}.AUTO(max=max({DEFAULT_MAX}, 8 * v.shape[i]))" if bounded else f"{dim}.AUTO"
+            shapes = f"{{k: {{i: {per_dim} for i in range(v.dim())}} for k, v in {kw.value}.items()}}"
+            return ExportArgs("()", kw.value, shapes), None
+        return None, f"cannot see the keyword inputs `{code(kw)}`; write them as a dict literal or a name"
+    tensor = is_tensor_expr(rule, example)
+    if tensor is None and isinstance(example, cst.Name):
+        tensor = True  # a parameter or the result of a call: trace's common case, one tensor (export fails loudly otherwise)
+    if tensor is None:
+        return None, (f"cannot tell whether the example `{code(example)}` is one tensor or a tuple of inputs; "
+                      "bind it to a tensor factory call or write the tuple")
+    if tensor:
+        srcs = [example]
+        refs = [example.value if isinstance(example, cst.Name) else None]
+        codes = [code(example)]
+        packed = None
+    else:
+        literal = example if isinstance(example, (cst.Tuple, cst.List)) else assigned_value(rule, example)
+        if not isinstance(literal, (cst.Tuple, cst.List)) or any(type(e) is not cst.Element for e in literal.elements):
+            return None, f"cannot see the elements of the example `{code(example)}`"
+        srcs = [e.value for e in literal.elements]
+        if isinstance(example, cst.Name):
+            refs = [f"{example.value}[{i}]" for i in range(len(srcs))]
+            codes = list(refs)
+            packed = f"tuple({example.value})" if isinstance(literal, cst.List) else example.value
+        else:
+            refs = [s.value if isinstance(s, cst.Name) else None for s in srcs]
+            codes = [code(s) for s in srcs]
+            packed = None
+    shapes, grown = [], []
+    for i, (src, ref) in enumerate(zip(srcs, refs)):
+        seen = seen_all[i] if i < len(seen_all) and len(seen_all) == len(srcs) else None
+        spec, why, grow = dims_spec(rule, src, dim, ref, bounded, seen)
+        if spec is None:
+            return None, why
+        shapes.append(spec)
+        if grow:
+            codes[i] = doubled(codes[i], grow)
+            grown.append((i, grow, seen))
+    if grown or packed is None:
+        args_code = "(" + ", ".join(codes) + ("," if len(codes) == 1 else "") + ")"
+    else:
+        args_code = packed
+    comment = None
+    if grown:
+        where = ", ".join((evidence or {}).get("where", [])[:3])
+        parts = []
+        for i, grow, seen in grown:
+            for d in grow:
+                sizes = ", ".join(str(x) for x in (seen[d] or []))
+                parts.append((f"input {i} " if len(srcs) > 1 else "") + f"dim {d}: sizes {sizes}")
+        comment = (f"# ts2export: example doubled where it has size 1, which export would fix, while the model is "
+                   f"called at other sizes ({'; '.join(parts)}; {where})")
+    return ExportArgs(args_code, None, "(" + ", ".join(shapes) + ("," if len(shapes) == 1 else "") + ")", comment), None
+
+
+def hint_inputs(rule: Asker, node: cst.CSTNode, names: list[str], method: str | None = None) -> str | None:
+    """Example inputs given by a hint comment on the line or the comment lines just above
+    (``# ts2export: inputs=...``; ``# ts2export: inputs.method=...`` for another entry point), or by
+    the config (``"file.py::name"``; ``"file.py::name.method"``)."""
+    pos = rule.position(node)
+    lines = rule.context.lines
+    pattern = _HINT if method is None else re.compile(r"#\s*ts2export:\s*inputs\." + re.escape(method) + r"\s*=\s*(.+?)\s*$")
+    lineno = pos.start.line
+    candidates = [lineno]
+    while lineno - 1 > 0 and lines[lineno - 2].strip().startswith("#"):
+        lineno -= 1
+        candidates.append(lineno)
+    for n in candidates:
+        if 0 < n <= len(lines):
+            m = pattern.search(lines[n - 1])
+            if m:
+                return m.group(1)
+    table = rule.context.options.get("inputs") if rule.context.options else None
+    if isinstance(table, dict) and table:
+        rel = relative_path(rule)
+        for name in names:
+            value = table.get(f"{rel}::{name}" + (f".{method}" if method else ""))
+            if isinstance(value, str):
+                return value
+    return None
+
+
+def relative_path(rule: Asker) -> str:
+    import os
+
+    path = rule.context.path
+    root = rule.context.options.get("root") if rule.context.options else None
+    if root:
+        try:
+            return os.path.relpath(os.path.abspath(path), str(root)).replace(os.sep, "/")
+        except ValueError:
+            pass
+    return path.replace(os.sep, "/")
+
+
+def example_elements(rule: Asker, example: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The example tensors of one set of trace inputs (a tensor or a tuple/list of them), where visible."""
+    if is_tensor_expr(rule, example):
+        return [example]
+    literal = example if isinstance(example, (cst.Tuple, cst.List)) else (
+        assigned_value(rule, example) if isinstance(example, cst.Name) else None)
+    if isinstance(literal, (cst.Tuple, cst.List)):
+        return [e.value for e in literal.elements if type(e) is cst.Element]
+    return []
+
+
+def specialized_but_checked(rule: Asker, example: cst.BaseExpression, checks: cst.BaseExpression | None) -> str | None:
+    """Evidence from ``check_inputs``: a dim of size 0/1 in the example (export specializes it) that the
+    trace was checked at another size."""
+    if not isinstance(checks, (cst.List, cst.Tuple)):
+        return None
+    base = [tensor_shape(rule, e) for e in example_elements(rule, example)]
+    for entry in checks.elements:
+        if type(entry) is not cst.Element:
+            continue
+        for i, e in enumerate(example_elements(rule, entry.value)):
+            shape = tensor_shape(rule, e)
+            if i >= len(base) or shape is None or base[i] is None or shape[0] != base[i][0]:
+                continue
+            for d, (a, b) in enumerate(zip(base[i][1], shape[1])):
+                if a in (0, 1) and b is not None and b != a:
+                    return (f"input {i} has size {a} in dimension {d} in the example but {b} in `check_inputs`: "
+                            f"torch.export specializes dims of size 0/1, so the program would reject size {b}; use an "
+                            "example of size >= 2 in that dimension and run apply again")
+    return None
+
+
+def _defined_before(rule: Asker, expr: cst.BaseExpression, line: int) -> bool:
+    """Every name in ``expr`` is bound once, before ``line``, in the same scope (or is torch)."""
+    ok = True
+
+    class _V(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            nonlocal ok
+            if node.value == "torch":
+                return
+            parent = rule.parent(node)
+            if isinstance(parent, cst.Attribute) and parent.attr is node:
+                return
+            if isinstance(parent, cst.Arg) and parent.keyword is node:
+                return
+            scope = rule.get_metadata(ScopeProvider, node, None)
+            assignments = list(scope[node.value]) if scope is not None else []
+            if len(assignments) == 1 and isinstance(getattr(assignments[0], "node", None), cst.Param):
+                return  # a parameter of the function
+            value = assigned_value(rule, node)
+            if value is None or rule.position(value).start.line >= line:
+                ok = False
+
+    expr.visit(_V())
+    return ok
+
+
+def script_names(rule: Asker, call: cst.Call, model: cst.BaseExpression) -> list[str]:
+    """Names a config entry may use for a script call: the bound name, then the module's name."""
+    parent = rule.parent(value_expr(rule, call))
+    names = [code(model)]
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+        names.insert(0, code(parent.targets[0].target))
+    return names
+
+
+def script_inputs(rule: Asker, call: cst.Call, model: cst.BaseExpression) -> tuple[cst.BaseExpression | None, str]:
+    """Example inputs of a scripted module: hint comment, config entry, first call in scope, a trace of
+    the same module in scope, or a tensor bound to a conventional example name (``EXAMPLE_NAMES``)."""
+    value = value_expr(rule, call)
+    parent = rule.parent(value)
+    names = [code(model)]
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+        names.insert(0, code(parent.targets[0].target))
+    hint = hint_inputs(rule, call, names)
+    if hint is not None:
+        try:
+            return cst.parse_expression(hint), "hint"
+        except cst.ParserSyntaxError:
+            return None, f"the inputs hint `{hint}` is not a Python expression"
+    b = binding(rule, value)
+    line = rule.position(call).start.line
+    calls = [u for u in (classify_use(rule, r) for r in b.uses) if u.kind == "call" and not u.detail]
+    calls.sort(key=lambda u: (rule.position(u.node).start.line, rule.position(u.node).start.column))
+    for u in calls[:1]:
+        c = u.outer
+        if any(a.keyword is not None or a.star for a in c.args):
+            break
+        if c.args and all(_defined_before(rule, a.value, line) for a in c.args):
+            elements = [cst.Element(a.value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for a in c.args]
+            elements[-1] = elements[-1].with_changes(comma=cst.Comma() if len(elements) == 1 else cst.MaybeSentinel.DEFAULT)
+            return cst.Tuple(elements), "first call"
+    traced = _trace_example(rule, call, model, line)
+    if traced is not None:
+        return traced, "trace of the same module"
+    named = _named_example(rule, call, line)
+    if named is not None:
+        return named, f"`{named.value}` in scope"
+    return None, ""
+
+
+#: Names that programs give their example inputs; a tensor (or tuple) bound to one of them before the
+#: script call, in the same scope, is taken as the example.
+EXAMPLE_NAMES = ("example_inputs", "example_input", "example", "dummy_inputs", "dummy_input", "sample_inputs", "sample_input")
+
+
+def _trace_example(rule: Asker, call: cst.Call, model: cst.BaseExpression, line: int) -> cst.BaseExpression | None:
+    """The example of a ``torch.jit.trace`` of the same module in the same function (or module body)."""
+    body = enclosing(rule, call, (cst.FunctionDef,)) or module_of(rule, call)
+    found: list[cst.BaseExpression] = []
+    model_code = code(model)
+
+    class _V(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if node is not call and rule.matches(node.func, TRACE):
+                m, ex = argument(node, 0, "func"), argument(node, 1, "example_inputs")
+                if m is not None and ex is not None and code(m) == model_code:
+                    found.append(ex)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is body
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+    body.visit(_V())
+    for ex in found:
+        if _defined_before(rule, ex, line):
+            return ex
+    return None
+
+
+def evidence_of(rule: Asker, call: cst.Call) -> dict | None:
+    """What the program model found about the inputs of the module this call makes (see
+    :class:`ts2export.rule.ProgramView`)."""
+    defs = rule.enclosing_defs(call)
+    return rule.context.program.inputs_of(defs[0] if defs else "", code(call))
+
+
+def _named_example(rule: Asker, call: cst.Call, line: int) -> cst.Name | None:
+    scope = rule.get_metadata(ScopeProvider, call, None)
+    if scope is None:
+        return None
+    for name in EXAMPLE_NAMES:
+        assignments = [a for a in scope.assignments[name]] if name in scope.assignments else []
+        if len(assignments) != 1 or not isinstance(getattr(assignments[0], "node", None), cst.Name):
+            continue
+        target = assignments[0].node
+        value = assigned_value(rule, target)
+        if value is None or rule.position(value).start.line >= line:
+            continue
+        if is_tensor_expr(rule, target) is not None:
+            return target
+    return None

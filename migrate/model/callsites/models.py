@@ -1,0 +1,161 @@
+"""What the module given to ``script``/``trace`` is: its class in this file, its
+``@torch.jit.export`` methods, its kind (module, function, class), whether it is a
+``ScriptModule`` subclass instance, its recurrent layers, and why it cannot be exported."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ts2export.model.callsites.bindings import assigned_value, definition
+from ts2export.model.callsites.syntax import Asker, REBIND_METHODS, RNN_LAYERS, code
+
+
+def model_class(rule: Asker, model: cst.BaseExpression) -> cst.ClassDef | None:
+    """The class (defined in this file) of ``Model(...)`` or of a name bound to it (``.eval()`` allowed)."""
+    expr = model
+    for _ in range(6):
+        if isinstance(expr, cst.Name):
+            value = assigned_value(rule, expr)
+            if value is None:
+                return None
+            expr = value
+            continue
+        if isinstance(expr, cst.Call):
+            if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("eval", "train", "to", "float", "cpu"):
+                expr = expr.func.value
+                continue
+            if isinstance(expr.func, cst.Name):
+                d = definition(rule, expr.func)
+                return d if isinstance(d, cst.ClassDef) else None
+        return None
+    return None
+
+
+def exported_methods(rule: Asker, cls: cst.ClassDef | None) -> list[str]:
+    """Methods of the class marked `@torch.jit.export` that the class itself never calls: the extra
+    entry points of its scripted artifact."""
+    if cls is None:
+        return []
+    marked = []
+    for stmt in cls.body.body:
+        if isinstance(stmt, cst.FunctionDef) and any(rule.matches(d.decorator, "torch.jit.export") for d in stmt.decorators):
+            marked.append(stmt.name.value)
+    called: set[str] = set()
+
+    class _V(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if isinstance(node.value, cst.Name) and node.value.value == "self":
+                called.add(node.attr.value)
+
+    cls.body.visit(_V())
+    return [m for m in marked if m not in called]
+
+
+def model_kind(rule: Asker, model: cst.BaseExpression) -> str:
+    """What the object given to script/trace is: "module" (an instance), "function", "class" or
+    "unknown". A definition of this file answers first, then the program model (which follows
+    names across files and parameters through their call sites), then a call in this file (an
+    instance made by a constructor or a factory)."""
+    if isinstance(model, cst.Name):
+        d = definition(rule, model)
+        if isinstance(d, cst.FunctionDef):
+            return "function"
+        if isinstance(d, cst.ClassDef):
+            return "class"
+    kind = rule.object_kind(model)
+    if kind != "unknown":
+        return kind
+    expr = model
+    for _ in range(6):
+        if isinstance(expr, cst.Name):
+            value = assigned_value(rule, expr)
+            if value is None:
+                break
+            expr = value
+            continue
+        if isinstance(expr, cst.Call):
+            return "module"
+        break
+    return "unknown"
+
+
+def script_module_instance(rule: Asker, expr: cst.BaseExpression) -> str | None:
+    """The name of the ``torch.jit.ScriptModule`` subclass whose instance ``expr`` is (a name bound
+    once to ``Cls(...)``, followed through ``.eval()``-like calls), if it is one."""
+    for _ in range(6):
+        if isinstance(expr, cst.Name):
+            value = assigned_value(rule, expr)
+            if value is None:
+                return None
+            expr = value
+            continue
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in REBIND_METHODS:
+            expr = expr.func.value
+            continue
+        break
+    if not isinstance(expr, cst.Call):
+        return None
+    for name in sorted(rule.qualnames(expr.func)):
+        if rule.context.program.kind_of(name) == "script-module-class":
+            return code(expr.func)
+    if isinstance(expr.func, cst.Name):
+        d = definition(rule, expr.func)
+        if isinstance(d, cst.ClassDef) and any(rule.matches(b.value, "torch.jit.ScriptModule") for b in d.bases):
+            return code(expr.func)
+    return None
+
+
+def is_function(rule: Asker, model: cst.BaseExpression) -> bool:
+    return model_kind(rule, model) == "function"
+
+
+def recurrent_layers(rule: Asker, cls: cst.ClassDef | None, seen: set | None = None) -> list[str]:
+    """Names of nn.GRU/LSTM/RNN layers built in the class (or in classes of this file it builds)."""
+    if cls is None:
+        return []
+    seen = seen if seen is not None else set()
+    if id(cls) in seen:
+        return []
+    seen.add(id(cls))
+    found: list[str] = []
+    calls: list[cst.Call] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            calls.append(node)
+
+    cls.body.visit(_V())
+    for c in calls:
+        q = rule.matches(c.func, *RNN_LAYERS)
+        if q:
+            found.append(q.rsplit(".", 1)[-1])
+        elif isinstance(c.func, cst.Name):
+            d = definition(rule, c.func)
+            if isinstance(d, cst.ClassDef):
+                found.extend(recurrent_layers(rule, d, seen))
+    return found
+
+
+def model_problem(rule: Asker, model: cst.BaseExpression, verb: str, functions: bool = False) -> str | None:
+    kind = model_kind(rule, model)
+    if kind == "unknown":
+        return (f"ts2export cannot tell whether `{code(model)}` is a module or a function (it is bound to both, or its "
+                "value is not visible in the checked files: a parameter that nothing calls, a value built at run time), "
+                "and torch.export.export takes a module only; if it is always an nn.Module, annotate it "
+                "(`model: torch.nn.Module`) or check the files that call this code together")
+    if kind == "class":
+        return f"`{code(model)}` is a class, not a module instance: {verb} an instance"
+    if kind == "function" and not functions:
+        return (f"`{code(model)}` is a function: torch.export.export wants an nn.Module; wrap it "
+                f"(`class {code(model).title().replace('_', '')}(torch.nn.Module): def forward(self, *a): return {code(model)}(*a)`) and {verb} the module")
+    layers = recurrent_layers(rule, model_class(rule, model))
+    call = rule.parent(rule.parent(model))
+    if not layers and isinstance(call, cst.Call):
+        defs = rule.enclosing_defs(call)
+        layers = list(rule.context.program.recurrent_in(defs[0] if defs else "", code(call)))
+    if layers:
+        return (f"`{code(model)}` holds {', '.join('nn.' + x for x in sorted(set(layers)))}: torch.export specializes the sequence length "
+                f"of recurrent layers (verified with torch 2.13: `Guard failed: x.size()[1] == 5`), while the "
+                f"TorchScript artifact accepted any length; export once per sequence length you serve, or pad "
+                f"inputs to one length, and then replace this call by hand")
+    return None

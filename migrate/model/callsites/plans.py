@@ -1,0 +1,248 @@
+"""A *plan* says how a producing call and the uses of its value are rewritten, or why they cannot
+be: the shared part (uses, ``.eval()`` dropped, the value returned to callers in this file,
+suppression, the uses that save or lower the program)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+
+import libcst as cst
+
+from ts2export.edits import Applicability, Edit, Import
+from ts2export.model.callsites.bindings import binding, definition
+from ts2export.model.callsites.examples import ExportArgs
+from ts2export.model.callsites.syntax import (
+    Asker, JIT_LOAD, JIT_SAVE, LITE_METHODS, MODULE_METHODS, OPTIMIZE, SCRIPT, TRACE, TRACE_MODULE, module_of,
+    argument, code, enclosing,
+)
+from ts2export.model.callsites.uses import Use, is_false, classify_use, mode_edit, value_expr
+
+
+@dataclass
+class Plan:
+    edits: list[Edit] = field(default_factory=list)
+    imports: list[Import] = field(default_factory=list)
+    applicability: Applicability = Applicability.UNSAFE
+    ep_mode: bool = False  # the name holds the ExportedProgram (it is saved/lowered), calls go through .module()
+    notes: list[str] = field(default_factory=list)
+    problem: str | None = None
+    methods: list[str] = field(default_factory=list)  # entry points besides forward that the reader calls
+    multi: bool = False  # the value is a dict of programs, one per method (its saves are rewritten with it)
+
+
+def _module_call(ref: cst.BaseExpression) -> cst.Call:
+    return cst.Call(func=cst.Attribute(value=ref, attr=cst.Name("module")))
+
+
+def plan_uses(rule: Asker, call: cst.Call, new_code: Callable[[bool], str], what: str) -> Plan:
+    """Rewrite the producing ``call`` (``new_code(ep_mode)`` is its replacement) and its value's uses."""
+    plan = Plan()
+    value = value_expr(rule, call)
+    b = binding(rule, value)
+    if b.problem:
+        plan.problem = f"cannot follow the {what} ({b.problem})"
+        return plan
+    uses = [classify_use(rule, u) for u in b.uses]
+    for u in uses:
+        if u.kind == "attr-call" and u.detail not in MODULE_METHODS:
+            plan.problem = (
+                f"`.{u.detail}(...)` is called on the {what} (line {rule.position(u.node).start.line}); an exported "
+                "program has one entry point, `forward`: export that method as its own program "
+                "(see docs/callsites.md, several entry points) and call it there"
+            )
+            return plan
+        if u.kind == "mode" and u.detail == "train":
+            _, why = mode_edit(rule, u)
+            if why:
+                plan.problem = why + f" (line {rule.position(u.node).start.line})"
+                return plan
+    plan.ep_mode = any(u.kind == "ep" for u in uses)
+    for u in uses:
+        if u.kind == "ep":
+            why = ep_use_problem(rule, u)
+            if why:
+                plan.problem = f"{why} (line {rule.position(u.node).start.line}), so the {what} stays as it is"
+                return plan
+    returned = [u for u in uses if u.kind == "value" and isinstance(rule.parent(u.node), cst.Return)]
+    if returned:
+        problem = _callers(rule, returned[0].node, plan, what)
+        if problem:
+            plan.problem = problem
+            return plan
+    for assign, method in b.rebinds:
+        line = rule.parent(assign)
+        single = isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1
+        if method == "eval" or (method == "train" and is_false(argument(assign.value, 0, "mode"))):
+            if not single:
+                plan.problem = f"`{code(assign)}` shares its line with other statements"
+                return plan
+            plan.edits.append(Edit(line, cst.RemovalSentinel.REMOVE))
+        elif method == "train":
+            plan.problem = (f"`{code(assign)}`: `.train()` on an exported module is not supported: training mode is "
+                            "fixed at export time")
+            return plan
+        elif plan.ep_mode:
+            plan.problem = f"`{code(assign)}` rebinds the {what}, which is also saved: move the program with torch.export.passes.move_to_device_pass"
+            return plan
+        elif method in ("to", "cuda", "cpu") and not any("move_to_device_pass" in n for n in plan.notes):
+            plan.notes.append(f"`.{method}(...)` on the exported module moves its parameters; tensors created in the graph keep "
+                              "their device (use torch.export.passes.move_to_device_pass on the program if that matters)")
+    in_place = b.target is None
+    code_new = new_code(plan.ep_mode) + ("" if plan.ep_mode else ".module()")
+    plan.edits.append(Edit(value, cst.parse_expression(code_new)))
+    if in_place:
+        return plan
+    for u in uses:
+        if u.kind == "mode":
+            edit, _ = mode_edit(rule, u)
+            if edit is not None:
+                plan.edits.append(edit)
+            if not plan.notes or "eval" not in plan.notes[-1]:
+                plan.notes.append("`.eval()` dropped: an exported module runs in the mode it was exported in")
+        elif u.kind == "ep":
+            continue  # the save/lower rules rewrite these
+        elif plan.ep_mode:
+            plan.edits.append(Edit(u.node, _module_call(u.node)))
+        if u.kind == "script-attr":
+            plan.notes.append(f"`.{u.detail}` now shows the FX graph of the exported module")
+    return plan
+
+
+def lowered(rule: Asker, call: cst.Call, depth: int = 0) -> bool:
+    """Whether the value of a producing call is lowered to ExecuTorch (lite-interpreter save or
+    optimize_for_mobile) in this file, directly or through a name bound to it."""
+    if depth > 4:
+        return False
+    b = binding(rule, value_expr(rule, call))
+    for u in (classify_use(rule, r) for r in b.uses):
+        if u.kind == "ep" and u.detail in LITE_METHODS | {OPTIMIZE}:
+            return True
+    for r in b.uses:  # aliases: other = traced
+        parent = rule.parent(r)
+        if isinstance(parent, cst.Assign) and parent.value is r and len(parent.targets) == 1:
+            alias = parent.targets[0].target
+            if isinstance(alias, cst.Name):
+                sub = binding(rule, r)
+                if any(classify_use(rule, x).detail in LITE_METHODS for x in sub.uses):
+                    return True
+    return False
+
+
+_IGNORE = re.compile(r"#\s*ts2export:\s*ignore(?:\[([^\]]*)\])?", re.IGNORECASE)
+OWNERS = {TRACE: "TSX301", SCRIPT: "TSX302", JIT_LOAD: "TSX304", TRACE_MODULE: "TSX308"}
+
+
+def suppressed(rule: Asker, node: cst.CSTNode, rule_id: str) -> bool:
+    """Whether a `# ts2export: ignore[...]` comment on the node's lines silences ``rule_id`` (then the
+    rules of the uses must leave them alone too: the origin stays TorchScript)."""
+    pos = rule.position(node)
+    lines = rule.context.lines
+    for n in {pos.start.line, pos.end.line}:
+        m = _IGNORE.search(lines[n - 1]) if 0 < n <= len(lines) else None
+        if m:
+            if m.group(1) is None:
+                return True
+            ids = [x.strip().upper() for x in m.group(1).split(",") if x.strip()]
+            if not ids or any(rule_id.startswith(x) for x in ids):
+                return True
+    return False
+
+
+def ep_use_problem(rule: Asker, use: Use) -> str | None:
+    """Why the rule of a use of the program (save, lite save, optimize_for_mobile) will not rewrite it;
+    then the producing call must not be rewritten either."""
+    call = use.outer
+    if not isinstance(call, cst.Call):
+        return None
+    if use.detail == "save" and argument(call, 0, "f") is None:
+        return "`.save()` has no path"
+    if use.detail == JIT_SAVE and argument(call, 1, "f") is None:
+        return "`torch.jit.save` has no path"
+    if use.detail == "_save_for_lite_interpreter":
+        if argument(call, 0, "f") is None:
+            return "`._save_for_lite_interpreter()` has no path"
+        if argument(call, 1, "_extra_files") is not None:
+            return "`._save_for_lite_interpreter(..., _extra_files=...)` cannot be lowered as it is"
+    if use.detail == "_save_to_buffer_for_lite_interpreter" and argument(call, 0, "_extra_files") is not None:
+        return "`._save_to_buffer_for_lite_interpreter(_extra_files=...)` cannot be lowered as it is"
+    if use.detail == OPTIMIZE:
+        inner = plan_uses(rule, call, lambda ep: "x", "optimized module")
+        if inner.problem:
+            return f"the result of `optimize_for_mobile` cannot be followed ({inner.problem})"
+    return None
+
+
+def _callers(rule: Asker, ret: cst.BaseExpression, plan: Plan, what: str) -> str | None:
+    """The artifact is returned by a function: follow the calls of that function in this file, drop
+    `.eval()`/`.train(False)` on their results (edits added to ``plan``), refuse what cannot be kept."""
+    fn = enclosing(rule, ret, (cst.FunctionDef, cst.Lambda))
+    outer = enclosing(rule, fn, (cst.ClassDef, cst.FunctionDef)) if isinstance(fn, cst.FunctionDef) else None
+    module = module_of(rule, ret)
+    if not isinstance(fn, cst.FunctionDef) or outer is not None or module is None:
+        plan.notes.append("it is returned: callers that call `.eval()`/`.train()` on it get NotImplementedError "
+                          "(drop those calls; TSX30x follow it within one file only)")
+        return None
+    calls: list[cst.Call] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Name) and node.func.value == fn.name.value and definition(rule, node.func) is fn:
+                calls.append(node)
+
+    module.visit(_V())
+    for c in calls:
+        value = value_expr(rule, c)
+        if value is not c:  # load_model(p).eval()
+            plan.edits.append(Edit(value, c))
+        b = binding(rule, value)
+        if b.problem:
+            continue
+        for u in (classify_use(rule, r) for r in b.uses):
+            line = rule.position(u.node).start.line
+            if u.kind == "mode":
+                edit, why = mode_edit(rule, u)
+                if edit is None:
+                    return f"{why} (on the result of `{fn.name.value}()`, line {line})"
+                plan.edits.append(edit)
+            elif u.kind == "ep" and not plan.ep_mode:
+                return (f"`{fn.name.value}()` returns the {what} and line {line} saves or lowers its result: "
+                        "return the ExportedProgram and call `.module()` where it runs")
+            elif u.kind == "attr-call" and u.detail not in MODULE_METHODS:
+                return f"`.{u.detail}(...)` is called on the result of `{fn.name.value}()` (line {line})"
+        for assign, method in b.rebinds:
+            if method == "eval" or (method == "train" and is_false(argument(assign.value, 0, "mode"))):
+                plan.edits.append(Edit(rule.parent(assign), cst.RemovalSentinel.REMOVE))
+    plan.notes.append(f"it is returned by `{fn.name.value}()`: `.eval()` on its results in this file dropped too; "
+                      "callers in other files must drop theirs")
+    return None
+
+
+def export_code(model: str, ex: ExportArgs) -> str:
+    kwargs = f", kwargs={ex.kwargs}" if ex.kwargs else ""
+    return f"torch.export.export({model}, {ex.args}{kwargs}, dynamic_shapes={ex.shapes})"
+
+
+def explain(rule: Asker, plan: Plan, value: cst.BaseExpression, comment: str) -> None:
+    """Put ``comment`` on its own line above the statement whose ``value`` the plan rewrites."""
+    first = next((e for e in plan.edits if e.node is value), None)
+    line = rule.parent(value)
+    while line is not None and not isinstance(line, cst.SimpleStatementLine):
+        line = rule.parent(line)
+    if first is None or line is None:
+        return
+    inside: set[int] = set()
+
+    class _V(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            inside.add(id(node))
+            return True
+
+    line.visit(_V())
+    if any(id(e.node) in inside for e in plan.edits if e is not first):
+        return  # another edit in the same statement: keep the edits apart
+    note = cst.EmptyLine(indent=True, whitespace=cst.SimpleWhitespace(""), comment=cst.Comment(comment))
+    new_line = line.deep_replace(value, first.replacement)
+    new_line = new_line.with_changes(leading_lines=[*line.leading_lines, note])
+    plan.edits[plan.edits.index(first)] = Edit(line, new_line)

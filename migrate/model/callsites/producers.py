@@ -1,0 +1,300 @@
+"""The plan of each producing call: ``torch.jit.trace`` (modules and plain functions),
+``torch.jit.script`` (with its example inputs), ``torch.jit.load`` (one program, or every
+program of a pt2 archive when other methods are called)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ts2export.edits import Applicability, Edit, Import
+from ts2export.model.callsites.bindings import assigned_value, binding, definition
+from ts2export.model.callsites.examples import (
+    ExportArgs, example_elements, relative_path, script_names, specialized_but_checked, dim_name, evidence_of,
+    export_args, hint_inputs, is_tensor_expr, script_inputs, tensor_shape,
+)
+from ts2export.model.callsites.models import model_problem, exported_methods, is_function, model_class
+from ts2export.model.callsites.plans import Plan, OWNERS, export_code, explain, lowered, plan_uses, suppressed
+from ts2export.model.callsites.programs import plan_programs, plan_trace_module
+from ts2export.model.callsites.syntax import (
+    Asker, EXPORT, EXPORT_LOAD, JIT_LOAD, LITE_METHODS, MODULE_METHODS, MOVE, OPTIMIZE, SCRIPT, TRACE, TRACE_MODULE,
+    argument, call_name, code,
+)
+from ts2export.model.callsites.uses import Use, classify_use, mode_edit, value_expr
+
+
+def plan_for(rule: Asker, call: cst.Call) -> Plan:
+    """The plan of any producing call this family knows."""
+    name = call_name(rule, call)
+    if name in OWNERS and suppressed(rule, call, OWNERS[name]):
+        return Plan(problem="the call is suppressed with `# ts2export: ignore` and stays TorchScript")
+    if name == TRACE:
+        return plan_trace(rule, call)
+    if name == SCRIPT:
+        return plan_script(rule, call)
+    if name == JIT_LOAD:
+        return plan_load(rule, call)
+    if name in (EXPORT, EXPORT_LOAD, MOVE):
+        return Plan(applicability=Applicability.SAFE, ep_mode=True)
+    if name == TRACE_MODULE:
+        problem, edits, imports = plan_trace_module(rule, call)
+        return Plan(edits, imports, ep_mode=True, problem=problem, multi=True)
+    return Plan(problem=f"`{code(call.func)}(...)` is not a program this tool can export")
+
+
+FUNCTION_HELPER = '''class FunctionAsModule(torch.nn.Module):
+    """A function as `forward`, so that torch.export can export it (added by ts2export)."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args):
+        return self.fn(*args)
+'''
+
+
+def plan_trace(rule: Asker, call: cst.Call) -> Plan:
+    model = argument(call, 0, "func")
+    example = argument(call, 1, "example_inputs")
+    kw = argument(call, None, "example_kwarg_inputs")
+    if model is None:
+        return Plan(problem="`torch.jit.trace` without a module")
+    problem = model_problem(rule, model, "trace", functions=True) or _expects_warnings(rule, call)
+    if problem:
+        return Plan(problem=problem)
+    dim, imports = dim_name(rule, call)
+    ex, why = export_args(rule, example, kw, dim, lowered(rule, call), evidence_of(rule, call))
+    if ex is None:
+        return Plan(problem=why)
+    if is_function(rule, model):
+        problem = _function_inputs_problem(rule, model, example)
+        if problem:
+            return Plan(problem=problem)
+        plan = _plan_function(rule, call, model, ex)
+    else:
+        plan = plan_uses(rule, call, lambda ep: export_code(code(model), ex), "traced module")
+        if not plan.problem and ex.comment:
+            explain(rule, plan, value_expr(rule, call), ex.comment)
+            plan.notes.append("example doubled where it has size 1: the program calls the model at other sizes")
+    if plan.problem:
+        return plan
+    plan.imports = [Import("torch"), *imports]
+    if example is not None:
+        varying = specialized_but_checked(rule, example, argument(call, None, "check_inputs"))
+        if varying:
+            return Plan(problem=varying)
+    if isinstance(example, cst.Name) and is_tensor_expr(rule, example) is None:
+        plan.notes.append(f"assumes `{example.value}` is one tensor (if it is a tuple of inputs, pass `{example.value}` unwrapped)")
+    if argument(call, None, "check_inputs") is not None:
+        plan.notes.append("`check_inputs` dropped: every dim of size >= 2 is exported dynamic (Dim.AUTO)")
+    return plan
+
+
+def _expects_warnings(rule: Asker, call: cst.Call) -> str | None:
+    """A trace inside `with pytest.warns(...)`: the test asserts the tracer's warnings (values baked
+    into the trace, numpy conversions), which torch.export neither gives nor, often, survives."""
+    node = rule.parent(call)
+    while node is not None and not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+        if isinstance(node, cst.With):
+            for item in node.items:
+                if isinstance(item.item, cst.Call) and rule.matches(item.item.func, "pytest.warns", "pytest.deprecated_call"):
+                    return (f"the trace runs inside `with {code(item.item)}` (line {rule.position(node).start.line}): the "
+                            "test expects the tracer's warnings (values baked into the trace), which torch.export does not "
+                            "give and may fail on; it tests TorchScript itself, so it stays")
+        node = rule.parent(node)
+    return None
+
+
+TENSOR_ANNOTATIONS = {"Tensor", "torch.Tensor", "Optional[Tensor]", "Optional[torch.Tensor]",
+                      "typing.Optional[torch.Tensor]", "torch.Tensor | None", "Tensor | None"}
+
+
+def _function_inputs_problem(rule: Asker, fn: cst.BaseExpression, example: cst.BaseExpression | None) -> str | None:
+    """Why a traced function's example cannot be exported as it is: an example whose value is not
+    visible goes to a parameter annotated as something other than a tensor (`wavelet: Wavelet`: a
+    named tuple, a config object; torch.export's inputs are tensors and pytrees it knows)."""
+    target = definition(rule, fn) if isinstance(fn, cst.Name) else None
+    if not isinstance(target, cst.FunctionDef) or example is None:
+        return None
+    elements = example_elements(rule, example)
+    if not elements and isinstance(example, cst.Name):
+        elements = [example]
+    params = list(target.params.params)
+    for value, param in zip(elements, params):
+        if tensor_shape(rule, value) is not None:
+            continue
+        shown = code(param.annotation.annotation) if param.annotation is not None else None
+        if shown is not None and shown not in TENSOR_ANNOTATIONS:
+            what = ("a structure of tensors, whose dynamic shapes ts2export cannot spell from here" if "Tensor" in shown
+                    else "not a tensor: torch.export takes tensors (and lists, tuples and dicts of them)")
+            return (f"the example `{code(value)}` goes to `{param.name.value}: {shown}` of `{code(fn)}`, {what}, so the "
+                    "export would fail where the trace ran; export a module whose inputs are tensors by hand")
+        made = assigned_value(rule, value) if isinstance(value, cst.Name) else value
+        if shown is None and isinstance(made, cst.Call) and is_tensor_expr(rule, made) is None:
+            return (f"cannot tell whether the example `{code(value)}` (from `{code(made.func)}(...)`) is a tensor, and "
+                    f"`{code(fn)}`'s parameter `{param.name.value}` does not say: torch.export takes tensors (and lists, "
+                    "tuples and dicts of them); bind it to a tensor factory call, annotate the parameter, or export by hand")
+    return None
+
+
+def _plan_function(rule: Asker, call: cst.Call, fn: cst.BaseExpression, ex: ExportArgs) -> Plan:
+    """A traced plain function: export it through a small ``FunctionAsModule`` wrapper defined just
+    before the statement (torch.export.export wants an nn.Module)."""
+    if ex.kwargs:
+        return Plan(problem=f"`{code(fn)}` is a function traced with keyword inputs: wrap it in an nn.Module by hand")
+    plan = plan_uses(rule, call, lambda ep: f"torch.export.export(FunctionAsModule({code(fn)}), {ex.args}, "
+                                            f"dynamic_shapes=({ex.shapes},))", "traced function")
+    if plan.problem:
+        return plan
+    for ref in binding(rule, value_expr(rule, call)).uses:
+        use = classify_use(rule, ref)
+        if use.kind == "call" and isinstance(use.outer, cst.Call) and any(a.keyword is not None for a in use.outer.args):
+            line = rule.position(use.outer).start.line
+            return Plan(problem=(f"the traced `{code(fn)}` is called with keyword arguments (line {line}), which the "
+                                 "exported function does not take (its inputs are positional): pass them by position, "
+                                 "then run apply again"))
+    first = plan.edits[0]
+    assign = rule.parent(first.node)
+    line = rule.parent(assign) if assign is not None else None
+    if not (isinstance(assign, cst.Assign) and assign.value is first.node and isinstance(line, cst.SimpleStatementLine)
+            and len(line.body) == 1):
+        return Plan(problem=f"`{code(fn)}` is a function: bind its trace to a name in a statement of its own, or wrap it "
+                            "in an nn.Module by hand")
+    helper = cst.parse_statement(FUNCTION_HELPER).with_changes(leading_lines=line.leading_lines)
+    blank = [cst.EmptyLine(indent=False)] * (2 if isinstance(rule.parent(line), cst.Module) else 1)
+    new_line = line.with_changes(body=[assign.with_changes(value=first.replacement)], leading_lines=blank)
+    plan.edits[0] = Edit(line, cst.FlattenSentinel([helper, new_line]))
+    plan.notes.append(f"`{code(fn)}` is a function: exported through a `FunctionAsModule` wrapper defined before the statement")
+    return plan
+
+
+def plan_script(rule: Asker, call: cst.Call) -> Plan:
+    model = argument(call, 0, "obj")
+    if model is None:
+        return Plan(problem="`torch.jit.script` without an object")
+    problem = model_problem(rule, model, "script")
+    if problem:
+        return Plan(problem=problem)
+    example, source = script_inputs(rule, call, model)
+    evidence = evidence_of(rule, call)
+    recorded = bool(evidence and evidence.get("recorded") and evidence.get("example"))
+    if recorded and source != "hint":  # what the program was seen doing beats what the source suggests
+        example = cst.parse_expression(evidence["example"])
+        source = f"{evidence['where'][0]}"
+    elif example is None and evidence is not None and evidence.get("example"):
+        example = cst.parse_expression(evidence["example"])
+        source = f"calls of the module at {', '.join(evidence['where'][:3])} (shapes and dtypes; ones and zeros)"
+        recorded = False
+    target = rule.parent(value_expr(rule, call))
+    name = code(target.targets[0].target) if isinstance(target, cst.Assign) and len(target.targets) == 1 else code(model)
+    if example is None:
+        seen = ""
+        if evidence is not None:
+            seen = (f"the calls at {', '.join(evidence['where'][:3])} pass tensors whose shapes or dtypes are not "
+                    "visible; ")
+        return Plan(problem=(source + "; " if source else "") + seen + (
+            f"`torch.jit.script({code(model)})` needs example inputs to export and nothing here shows them: add "
+            f"`# ts2export: inputs=(torch.ones(2, 8),)` (your shapes; ones/zeros leave the random number generator alone) "
+            f"on this line, or `\"{relative_path(rule)}::{name}\" = \"(torch.ones(2, 8),)\"` under "
+            "[tool.ts2export.inputs] in pyproject.toml, or run the program under `ts2export record -- python ...` "
+            "and apply with `--recording ts2export-recording.json`"))
+    dim, imports = dim_name(rule, call)
+    if recorded:  # the recording's own dynamic shapes: named dims over the sizes seen, static elsewhere
+        ex, why = ExportArgs(evidence["example"], evidence.get("kwargs"), evidence.get("dynamic_shapes") or "None"), None
+    else:
+        ex, why = export_args(rule, example, None, dim, lowered(rule, call), evidence)
+    if ex is None:
+        return Plan(problem=f"example inputs from the {source}: {why}")
+    plan = plan_uses(rule, call, lambda ep: export_code(code(model), ex), "scripted module")
+    if not plan.problem and ex.comment:
+        explain(rule, plan, value_expr(rule, call), ex.comment)
+    if plan.problem:
+        return plan
+    entry = exported_methods(rule, model_class(rule, model))
+    if entry and plan.ep_mode and source == "hint":
+        names = script_names(rule, call, model)
+        hints = {m: hint_inputs(rule, call, names, m) for m in entry}
+        if all(hints.values()):
+            try:
+                pairs = [("forward", example)] + [(m, cst.parse_expression(h)) for m, h in hints.items()]
+            except cst.ParserSyntaxError:
+                return Plan(problem="an `inputs.<method>=` hint is not a Python expression")
+            problem, edits, imports2 = plan_programs(rule, call, model, pairs)
+            if problem:
+                return Plan(problem=problem)
+            multi = Plan(edits, imports2, ep_mode=True, multi=True)
+            multi.notes.append(f"one program per entry point (forward as \"model\", {', '.join(entry)}) from the hints")
+            return multi
+    if entry and plan.ep_mode:
+        return Plan(problem=(
+            f"the saved artifact offered the `@torch.jit.export` method(s) {', '.join(f'`{m}`' for m in entry)} besides "
+            "forward; one exported program has forward only: export each method with its own inputs (e.g. through "
+            "`torch.jit.trace_module(model, {\"forward\": x, \"" + entry[0] + "\": y})`, which TSX308 rewrites to one "
+            "program per method in a pt2 archive), or add `# ts2export: inputs." + entry[0] + "=(...)` hints next to "
+            "the `inputs=` hint, or confirm no reader calls them and remove the decorator"))
+    plan.imports = [Import("torch"), *([] if recorded else imports)]
+    plan.notes.insert(0, f"example inputs from the {source}: `{ex.args}`")
+    return plan
+
+
+def plan_load(rule: Asker, call: cst.Call) -> Plan:
+    path = argument(call, 0, "f")
+    if path is None:
+        return Plan(problem="`torch.jit.load` without a path")
+    loc = argument(call, 1, "map_location")
+    extra = argument(call, 2, "_extra_files")
+    if isinstance(loc, cst.Lambda):
+        return Plan(problem="`map_location` is a function: move the loaded program with torch.export.passes.move_to_device_pass(ep, device) by hand")
+    load = f"torch.export.load({code(path)}" + (f", extra_files={code(extra)}" if extra is not None else "") + ")"
+    imports = [Import("torch")]
+    if loc is not None and not (isinstance(loc, cst.Name) and loc.value == "None"):
+        load = f"torch.export.passes.move_to_device_pass({load}, {code(loc)})"
+        imports.append(Import("torch.export.passes"))
+    b = binding(rule, value_expr(rule, call))
+    uses = [classify_use(rule, r) for r in b.uses] if not b.problem and b.target is not None else []
+    lowered_at = [u for u in uses if u.kind == "ep" and u.detail in LITE_METHODS | {OPTIMIZE}]
+    if lowered_at:
+        return Plan(problem=(f"the loaded module is lowered for mobile at line {rule.position(lowered_at[0].node).start.line}, "
+                             "which stays as it is (see the finding there)"))
+    if any(u.kind == "attr-call" and u.detail not in MODULE_METHODS for u in uses):
+        return _plan_load_methods(rule, call, path, loc, extra, uses)
+    plan = plan_uses(rule, call, lambda ep: load, "loaded module")
+    plan.imports = imports
+    return plan
+
+
+def _plan_load_methods(rule: Asker, call: cst.Call, path, loc, extra, uses: list[Use]) -> Plan:
+    """A loaded module whose other methods are called: read every program of the pt2 archive
+    (TSX308 writes forward as "model" and one program per method) into a dict of modules."""
+    if extra is not None:
+        return Plan(problem="`_extra_files` with several entry points: read them with `load_pt2(path).extra_files` by hand")
+    quote = '"'
+    move = f"torch.export.passes.move_to_device_pass(ep, {code(loc)}).module()" if loc is not None and not (
+        isinstance(loc, cst.Name) and loc.value == "None") else "ep.module()"
+    imports = [Import("torch.export.pt2_archive._package", "load_pt2")]
+    if move != "ep.module()":
+        imports.append(Import("torch.export.passes"))
+    plan = Plan(imports=imports)
+    value = value_expr(rule, call)
+    plan.edits.append(Edit(value, cst.parse_expression(
+        f"{{name: {move} for name, ep in load_pt2({code(path)}).exported_programs.items()}}")))
+    methods = []
+    for u in uses:
+        if u.kind == "call" and not u.detail:
+            plan.edits.append(Edit(u.node, cst.parse_expression(f"{code(u.node)}[{quote}model{quote}]")))
+        elif u.kind in ("call", "attr-call") and u.detail not in MODULE_METHODS:
+            key = "model" if u.detail == "forward" else u.detail
+            methods.append(u.detail)
+            plan.edits.append(Edit(rule.parent(u.node), cst.parse_expression(f"{code(u.node)}[{quote}{key}{quote}]")))
+        elif u.kind == "mode":
+            edit, why = mode_edit(rule, u)
+            if edit is None:
+                return Plan(problem=why)
+            plan.edits.append(edit)
+        else:
+            return Plan(problem=(f"`{code(u.outer or u.node)}` (line {rule.position(u.node).start.line}) has no rewrite "
+                                 "for a set of exported programs"))
+    plan.methods = sorted(set(methods))
+    plan.notes.append(f"methods {', '.join(f'`{m}`' for m in sorted(set(methods)))} are read from the pt2 archive as separate "
+                      "programs (written by `package_pt2`, see TSX308)")
+    return plan

@@ -1,0 +1,283 @@
+"""Which fixes must wait so that no program breaks, decided after the rules have checked every file.
+
+1. a unit whose call sites cannot all be rewritten (no fix, an unsafe fix without
+   ``--unsafe-fixes``, suppressed, a reader of an artifact made outside the run) keeps all of them;
+2. a fix inside code that an entry point which stays still compiles (or traces) is held back
+   unless its rule keeps that code working under TorchScript (``keeps_torchscript``,
+   ``keeps_tracing``);
+3. an entry point rewritten to ``torch.export`` is held back when the code it exports keeps a
+   construct that makes export fail (``blocks_export`` findings that are not fixed);
+
+repeated until nothing changes. The engine applies the :class:`Decision`, per file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+from ts2export.model import pathpattern as ap
+from ts2export.model.files import Files
+from ts2export.model.links import Links
+from ts2export.model.pyfile import Pos
+from ts2export.model.reach import Reach
+from ts2export.model.sites import (
+    CALL_SITES, COMPILERS, ENTRY_CLASS, ENTRY_DECORATOR, ENTRY_IF_TRACING, ENTRY_SCRIPT, ENTRY_TRACE, READER, TRANSFORM,
+    WRITER, Site, Sites,
+)
+from ts2export.model.units import Units, covers
+
+
+@dataclass(eq=False)
+class ScanFinding:
+    """A finding of the first pass, as the model needs it (plain data)."""
+
+    rule_id: str
+    path: str
+    start: Pos
+    end: Pos
+    anchor: str
+    fixable: bool  # a fix exists that this run's mode applies
+    message: str
+    keeps_torchscript: bool = False
+    keeps_tracing: bool = False
+    blocks_export: bool = False
+    fix_spans: tuple[tuple[Pos, Pos, str], ...] = ()  # (start, end, code written) of each edit
+    defs: tuple[str, ...] = ()  # qualnames of the enclosing definitions, innermost first
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.start[0]}"
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.path, self.anchor
+
+
+@dataclass
+class Decision:
+    """What the model decided for one run (plain data, per file)."""
+
+    held: dict[str, dict[str, str]] = field(default_factory=dict)  # path -> anchor -> reason
+    regions: dict[str, dict[str, tuple[str | None, str | None]]] = field(default_factory=dict)
+    units: dict[str, dict[str, str]] = field(default_factory=dict)  # path -> anchor -> unit label
+
+    def for_file(self, path: str) -> "FileDecision":
+        return FileDecision(self.held.get(path, {}), self.regions.get(path, {}), self.units.get(path, {}))
+
+
+@dataclass(frozen=True)
+class FileDecision:
+    held: dict[str, str]
+    regions: dict[str, tuple[str | None, str | None]]  # def qualname -> (compiled by, traced by)
+    units: dict[str, str]
+
+    def region_hold(self, defs: Sequence[str], keeps_torchscript: bool, keeps_tracing: bool) -> str | None:
+        """Why a fix inside ``defs`` (innermost first) must wait, if it must."""
+        for qualname in defs:
+            compiled, traced = self.regions.get(qualname, (None, None))
+            if compiled and not keeps_torchscript:
+                return compiled
+            if traced and not keeps_tracing:
+                return traced
+        return None
+
+
+class Solver:
+    def __init__(self, files: Files, sites: Sites, links: Links, units: Units, reach: Reach, external_readers: bool) -> None:
+        self.files = files
+        self.sites = sites
+        self.links = links
+        self.units = units
+        self.reach = reach
+        self.external_readers = external_readers
+        self.findings: list[ScanFinding] = []
+
+    def attach(self, findings: Iterable[ScanFinding]) -> None:
+        """Give each site the findings of the first pass that report it."""
+        by_file = self.sites.by_file()
+        self.findings = list(findings)
+        for s in self.sites.all:
+            s.findings = []
+        for fi in self.findings:
+            for s in by_file.get(fi.path, ()):
+                if (fi.start, fi.end) == (s.start, s.end) or (
+                    s.kind in (ENTRY_DECORATOR, ENTRY_IF_TRACING, ENTRY_CLASS)
+                    and fi.start <= s.start and s.end <= fi.end and fi.start[0] == s.start[0]
+                ):
+                    s.findings.append(fi)
+        self.units.form(self.findings)
+
+    def solve(self, extra_held: dict[tuple[str, str], str] | None = None) -> Decision:
+        """Which fixes to hold back, and why. ``extra_held``: (path, anchor) -> reason, fixes the
+        engine could not apply (their units wait too)."""
+        held: dict[tuple[str, str], str] = dict(extra_held or {})
+        writers = {id(s) for s in self.sites.all if self.links.is_writer(s)}
+        sites = [s for s in self.sites.all if s.kind != WRITER or id(s) in writers]
+        reach = {id(s): self.reach.reach(s) for s in sites if s.kind not in (WRITER, READER)}
+
+        covering: dict[int, list[ScanFinding]] = {}  # site -> findings whose fix rewrites it
+        for fi in self.findings:
+            for site in self.sites.by_file().get(fi.path, ()):
+                if fi.fix_spans and covers(fi, site) and fi not in site.findings:
+                    covering.setdefault(id(site), []).append(fi)
+
+        def fixable(fi: ScanFinding) -> bool:
+            return fi.fixable and fi.key not in held
+
+        def goes(s: Site) -> bool:
+            return any(fixable(fi) for fi in [*s.findings, *covering.get(id(s), ())])
+
+        def hold(fi: ScanFinding, reason: str) -> bool:
+            if fi.fixable and fi.key not in held:
+                held[fi.key] = reason
+                return True
+            return False
+
+        def stays(s: Site) -> str:
+            """Why a call site stays TorchScript, as a predicate ("stays TorchScript (...)")."""
+            for fi in s.findings:
+                if fi.key in held:
+                    return f"is held back ({held[fi.key]})"
+            for fi in s.findings:
+                if not fi.fixable:
+                    return f"stays TorchScript (see {fi.rule_id} there)"
+            return "stays TorchScript"
+
+        changed = True
+        rounds = 0
+        while changed and rounds < 50:
+            changed = False
+            rounds += 1
+            # 1. units: all their call sites migrate, or none
+            for unit in self.units.all:
+                members = [s for s in unit.sites if s.kind != WRITER or id(s) in writers]
+                blockers: list[tuple[Site, str]] = []  # (site, why it stays, as a predicate)
+                order = {ENTRY_SCRIPT: 0, ENTRY_TRACE: 0, READER: 1, WRITER: 2}
+                for s in sorted(members, key=lambda s: order.get(s.kind, 3)):
+                    if s.kind == READER and not self.external_readers and not any(
+                            id(w) in writers for w in self.links.links.get(id(s), ())):
+                        shown = " or ".join(sorted({ap.shown(p) for p in s.patterns}))
+                        blockers.append((s, (
+                            f"reads `{shown}`, which no checked file writes: artifacts made elsewhere must be converted "
+                            "first (`ts2export convert`, same path), then run apply with `--external-readers`")))
+                    elif s.kind in CALL_SITES and not goes(s):
+                        blockers.append((s, stays(s)))
+                    elif s.kind == ENTRY_DECORATOR and len(members) > 1 and not goes(s):
+                        blockers.append((s, stays(s)))  # what it compiles keeps its TorchScript values
+                    elif s.kind == TRANSFORM and not goes(s):
+                        # what it transforms cannot migrate without it (the reverse is fine)
+                        blockers.append((s, stays(s)))
+                if not blockers:
+                    continue
+                blocker, why = blockers[0]
+                for s in members:
+                    if s.kind == TRANSFORM and s is not blocker:
+                        continue  # `freeze(m)` may go while `m` stays TorchScript
+                    reason = why if s is blocker else f"it migrates together with {blocker.describe()}, which {why}"
+                    if s is blocker:
+                        reason = f"{s.describe()} {why}"
+                    for fi in [*s.findings, *covering.get(id(s), ())]:
+                        changed |= hold(fi, reason)
+            # 2. code that TorchScript still compiles or traces
+            compiled, traced, unknown_compiled, unknown_traced = self._staying_reach(sites, reach, goes)
+            for fi in self.findings:
+                if not fixable(fi) or not fi.defs:
+                    continue
+                why = self._region_reason(fi.path, fi.defs, compiled, traced, unknown_compiled, unknown_traced,
+                                          fi.keeps_torchscript, fi.keeps_tracing)
+                if why:
+                    changed |= hold(fi, why)
+            # 3. exports that would fail on code left as it is
+            for s in sites:
+                if s.kind not in (ENTRY_SCRIPT, ENTRY_TRACE) or not goes(s):
+                    continue
+                defs, _unknown = reach[id(s)]
+                for fi in self.findings:
+                    if not fi.blocks_export or fixable(fi):
+                        continue
+                    if any((fi.path, q) in defs for q in fi.defs):
+                        why = (f"torch.export would stop at {fi.rule_id} in `{fi.defs[-1]}` ({fi.where}), which "
+                               + ("is held back" if fi.fixable else "has no automatic fix"))
+                        for own in s.findings:
+                            changed |= hold(own, why)
+                        break
+        return self._decision(held, sites, reach, goes)
+
+    def _staying_reach(self, sites, reach, goes):
+        compiled: dict[tuple[str, str], Site] = {}
+        traced: dict[tuple[str, str], Site] = {}
+        unknown_compiled: Site | None = None
+        unknown_traced: Site | None = None
+        for s in sites:
+            if s.kind in (WRITER, READER) or goes(s):
+                continue
+            defs, unknown = reach[id(s)]
+            table = compiled if s.kind in COMPILERS else traced
+            for key in defs:
+                table.setdefault(key, s)
+            if unknown:
+                if s.kind in COMPILERS and unknown_compiled is None:
+                    unknown_compiled = s
+                elif s.kind not in COMPILERS and unknown_traced is None:
+                    unknown_traced = s
+        return compiled, traced, unknown_compiled, unknown_traced
+
+    def _region_reason(self, path, defs, compiled, traced, unknown_compiled, unknown_traced, keeps_ts, keeps_tr) -> str | None:
+        for keeps, table, unknown, verb in ((keeps_ts, compiled, unknown_compiled, "compiled"),
+                                            (keeps_tr, traced, unknown_traced, "traced")):
+            if keeps:
+                continue
+            for q in defs:
+                s = table.get((path, q))
+                if s is not None:
+                    return f"`{q}` is still {verb} by TorchScript through {s.describe()}, which stays"
+            if unknown is not None and self._compilable(path, defs):
+                return (f"this code may be {verb} by TorchScript through {unknown.describe()}, which stays "
+                        "and whose target ts2export cannot follow")
+        return None
+
+    def _compilable(self, path: str, defs: Sequence[str]) -> bool:
+        """Whether the code at ``defs`` could be compiled by TorchScript at all: not when its
+        top-level definition calls TorchScript's own entry points, loads or saves (TorchScript
+        cannot compile those), nor at module level."""
+        if not defs:
+            return False
+        top = defs[-1]
+        for s in self.sites.by_file().get(path, ()):
+            if s.kind in (ENTRY_SCRIPT, ENTRY_TRACE, READER, WRITER) and (s.scope == top or s.scope.startswith(top + ".")):
+                return False
+        return True
+
+    def _decision(self, held, sites, reach, goes) -> Decision:
+        out = Decision()
+        for fi in self.findings:
+            if fi.key in held:
+                out.held.setdefault(fi.path, {})[fi.anchor] = held[fi.key]
+        compiled, traced, unknown_compiled, unknown_traced = self._staying_reach(sites, reach, goes)
+        for path in sorted({fi.path for fi in self.findings}):  # regions are asked of findings only
+            f = self.files.file(path)
+            if f is None:
+                continue
+            regions = {}
+            for d in f.defs:
+                c = self._region_reason(path, [d.qualname], compiled, {}, unknown_compiled, None, False, True)
+                t = self._region_reason(path, [d.qualname], {}, traced, None, unknown_traced, True, False)
+                if c or t:
+                    regions[d.qualname] = (c, t)
+            if regions:
+                out.regions[path] = regions
+        for s in sites:
+            for fi in s.findings:
+                out.units.setdefault(fi.path, {})[fi.anchor] = s.unit.label if s.unit else ""
+        for fi in self.findings:
+            if fi.anchor in out.units.get(fi.path, {}):
+                continue
+            for s in sites:
+                if s.kind in (WRITER, READER):
+                    continue
+                defs, _ = reach[id(s)]
+                if any((fi.path, q) in defs for q in fi.defs):
+                    out.units.setdefault(fi.path, {})[fi.anchor] = s.unit.label if s.unit else ""
+                    break
+        return out

@@ -1,0 +1,205 @@
+"""What a program shows about the inputs of its TorchScript entry points (see also
+ts2export.artifact.inputs: the inputs files that `verify` and `convert` read).
+
+``torch.jit.script(model)`` compiled without inputs; ``torch.export`` needs example inputs, and a
+trace's example fixes the sizes export may specialize. Programs nearly always show their inputs
+somewhere, just not at the entry point: on the artifact loaded back from the path it was saved to
+(in this file or in the serving code), on the scripted object called later, on the model a factory
+returned, or in the repository's tests, which call the model class. This module finds those calls
+(the program model's units and value tracking) and merges the specs (:mod:`.shapes`) of the
+tensors passed to them: the example code to export with (tensors of those shapes and dtypes, made
+with ``torch.ones``/``torch.zeros``, which leave the random number generator alone) and the
+dimensions seen at several sizes (exported dynamic). A recording (``ts2export record``) of the
+entry point, when there is one, says it first.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+
+from ts2export.model.calls import Calls
+from ts2export.model.origins import Origins
+from ts2export.model.pyfile import PyFile, first_arg, returns_of
+from ts2export.model.shapes import Shapes, TensorSpec
+from ts2export.model.sites import READER, Site
+from ts2export.model.torchapi import SELF_METHODS
+
+
+class Feeding:
+    """Reads, for each entry point, the calls that feed its module and the tensors they pass."""
+
+    def __init__(self, calls: Calls, origins: Origins, shapes: Shapes) -> None:
+        self.calls = calls
+        self.origins = origins
+        self.shapes = shapes
+
+    def feeding_calls(self, site: Site) -> list[tuple[PyFile, ast.Call]]:
+        """Calls of the module an entry point makes: of its result (and of the artifact loaded
+        back in its unit), of the object it scripts or traces, and of instances of the class it
+        compiles in the repository's tests."""
+        found: list[tuple[PyFile, ast.Call]] = []
+        producers = [site] + [s for s in (site.unit.sites if site.unit else []) if s.kind == READER]
+        for producer in producers:
+            found += self._calls_of_value(producer.file, producer.node)
+        target = first_arg(site.node, "obj", "func", "mod")
+        if isinstance(target, ast.Name):
+            found += self._calls_of_name(site.file, target.id, site.file.scope_at(target))
+        defs, _unknown = self.origins.targets(site.file, target) if target is not None else (set(), True)
+        for path, qualname in sorted(defs):
+            found += self._test_calls(path, qualname)
+        unique: dict[int, tuple[PyFile, ast.Call]] = {}
+        for f, call in found:
+            unique.setdefault(id(call), (f, call))
+        return list(unique.values())
+
+    def _stores_of(self, f: PyFile, value: ast.AST) -> list[ast.AST]:
+        """Targets that ``value`` (or ``value.eval()`` and the like) is assigned to."""
+        out = []
+        for node in f.walk():
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                v = node.value
+                while isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in SELF_METHODS and v is not value:
+                    v = v.func.value
+                if v is value:
+                    out.append(node.targets[0])
+        return out
+
+    def _calls_of_value(self, f: PyFile, value: ast.AST, depth: int = 0) -> list[tuple[PyFile, ast.Call]]:
+        out: list[tuple[PyFile, ast.Call]] = []
+        for target in self._stores_of(f, value):
+            if isinstance(target, ast.Name):
+                out += self._calls_of_name(f, target.id, f.scope_at(target))
+                out += self._returned(f, target, depth)
+            elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+                out += self._calls_of_attribute(f, target)
+        return out
+
+    def _calls_of_name(self, f: PyFile, name: str, scope) -> list[tuple[PyFile, ast.Call]]:
+        out = []
+        for node in ast.walk(scope.node):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr == "forward":
+                func = func.value
+            if isinstance(func, ast.Name) and func.id == name and f.scope_at(func) is scope:
+                out.append((f, node))
+        return out
+
+    def _calls_of_attribute(self, f: PyFile, target: ast.Attribute) -> list[tuple[PyFile, ast.Call]]:
+        """``self.model = ...``: calls of ``self.model(...)`` in the methods of the class."""
+        d = f.innermost_def(f.start(target))
+        while d is not None and d.kind != "class":
+            d = f.def_by_qualname.get(d.parent) if d.parent else None
+        if d is None:
+            return []
+        out = []
+        for node in ast.walk(d.node):
+            if isinstance(node, ast.Call):
+                func = node.func
+                if isinstance(func, ast.Attribute) and func.attr == "forward":
+                    func = func.value
+                if (isinstance(func, ast.Attribute) and func.attr == target.attr and isinstance(func.value, ast.Name)
+                        and func.value.id == target.value.id):
+                    out.append((f, node))
+        return out
+
+    def _returned(self, f: PyFile, target: ast.Name, depth: int) -> list[tuple[PyFile, ast.Call]]:
+        """A name returned by its function: the calls of what the function's callers bind it to."""
+        if depth > 2:
+            return []
+        scope = f.scope_at(target)
+        owner = scope.qualname
+        if not owner or owner not in f.def_by_qualname:
+            return []
+        returns = [r for r in returns_of(f.def_by_qualname[owner].node)
+                   if isinstance(r.value, ast.Name) and r.value.id == target.id]
+        if not returns:
+            return []
+        out = []
+        for cf, call in self.calls.calls_of(f.path, owner):
+            out += self._calls_of_value(cf, call, depth + 1)
+        return out
+
+    def _test_calls(self, path: str, qualname: str) -> list[tuple[PyFile, ast.Call]]:
+        """Calls of instances of a class in the run's test files (`tests/`, `test_*.py`)."""
+        out = []
+        for tf, call in self.calls.calls_of(path, qualname):
+            if not _is_test_file(tf.path):
+                continue
+            parent_calls = [n for n in ast.walk(tf.tree) if isinstance(n, ast.Call) and n.func is call]
+            out += [(tf, c) for c in parent_calls]  # Model(...)(x)
+            out += self._calls_of_value(tf, call)
+        return out
+
+    # -- merged evidence -----------------------------------------------------------------------
+    def evidence(self, site: Site) -> dict | None:
+        """What the calls feeding an entry point show: plain data for the rules' view."""
+        calls = self.feeding_calls(site)
+        by_arity: dict[int, list[tuple[PyFile, ast.Call, list[TensorSpec | None]]]] = {}
+        for f, call in calls:
+            if call.keywords or any(isinstance(a, ast.Starred) for a in call.args) or not call.args:
+                continue
+            specs = [self.shapes.spec(f, a) for a in call.args]
+            by_arity.setdefault(len(call.args), []).append((f, call, specs))
+        if not by_arity:
+            return None
+        arity = max(by_arity, key=lambda n: len(by_arity[n]))
+        rows = by_arity[arity]
+        merged: list[TensorSpec | None] = []
+        for i in range(arity):
+            spec: TensorSpec | None = None
+            for _, _, specs in rows:
+                one = specs[i]
+                if one is None:
+                    continue
+                spec = one if spec is None else spec.merged(one)
+                if spec is None:
+                    break
+            merged.append(spec)
+        where = sorted({f"{f.path}:{call.lineno}" for f, call, _ in rows})
+        example = None
+        if all(s is not None and s.known for s in merged):
+            parts = [s.example() for s in merged]
+            example = "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+        return {
+            "example": example,
+            "sizes": [[sorted(d) if d is not None else None for d in s.dims] if s is not None else None for s in merged],
+            "where": where,
+        }
+
+
+def _is_test_file(path: str) -> bool:
+    parts = path.replace(os.sep, "/").split("/")
+    name = parts[-1]
+    return "tests" in parts[:-1] or "test" in parts[:-1] or name.startswith("test_") or name.endswith("_test.py")
+
+
+def recorded(recording, site: Site) -> dict | None:
+    """The inputs a recording saw the module of an entry point called with (``ts2export record``),
+    as evidence for the rules: the example code, dynamic shapes with named dims (ranges seen),
+    static where nothing varied, and per input and dim the sizes (smallest and largest) seen."""
+    if recording is None:
+        return None
+    rec = recording.inputs_with_artifacts(site.file.path, site.start[0])
+    if rec is None or rec.args_code is None:
+        return None
+    varying = {(p, d): dim for dim in rec.dims for p, d in dim.members}
+    shapes = {p: shape for p, shape, _dtype in rec.shapes}
+    sizes = []
+    for name in rec.arg_names:
+        shape = shapes.get(name)
+        if shape is None:
+            sizes = []
+            break
+        sizes.append([[varying[(name, d)].min, varying[(name, d)].max] if (name, d) in varying else [n]
+                      for d, n in enumerate(shape)])
+    return {
+        "example": rec.args_code,
+        "kwargs": rec.kwargs_code,
+        "dynamic_shapes": rec.dynamic_shapes_inline_code,
+        "recorded": True,
+        "sizes": sizes,
+        "where": [f"recording ({rec.calls} call{'s' if rec.calls != 1 else ''} seen)"],
+    }

@@ -1,0 +1,78 @@
+"""The files of a run: their module names, and each one's index (:mod:`.pyfile`) parsed when first
+asked for.
+
+A large tree holds far more files than any question needs: a file is parsed (with ``ast``) the
+first time a question reaches it, and kept. Module names come from each file's absolute path
+(its folders up to the topmost package), so they do not depend on the current folder.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Iterator
+
+from ts2export.model.pyfile import PyFile, module_name
+
+
+class Files:
+    """``sources`` maps each Python file of the run to its bytes."""
+
+    def __init__(self, sources: dict[str, bytes]) -> None:
+        self.sources = sources
+        self.parsed: dict[str, PyFile] = {}  # in the order they were first asked for
+        self.broken: dict[str, str] = {}  # files that ast could not read
+        inits = {os.path.dirname(os.path.abspath(p)) for p in sources if os.path.basename(p) == "__init__.py"}
+
+        def has_init(folder: str) -> bool:
+            return folder in inits or os.path.isfile(os.path.join(folder, "__init__.py"))
+
+        self.module_names = {path: module_name(path, has_init) for path in sources}
+        self._by_abspath = {os.path.abspath(path): path for path in sources}
+        self.modules: dict[str, list[str]] = {}
+        for path, name in self.module_names.items():
+            self.modules.setdefault(name, []).append(path)
+
+    def file(self, path: str) -> PyFile | None:
+        """The index of ``path`` (None: not a file of the run, or one that does not parse)."""
+        if path in self.parsed:
+            return self.parsed[path]
+        if path in self.broken or path not in self.sources:
+            return None
+        try:
+            f = PyFile(path, self.sources[path], self.module_names[path])
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+            self.broken[path] = str(exc)
+            return None
+        self.parsed[path] = f
+        return f
+
+    def module_paths(self, name: str, near: str | None = None) -> list[str]:
+        """The run's files of module ``name``. Failing that, as Python finds a module when a script
+        runs (its own folder is on ``sys.path``): the file of that name beside ``near``
+        (``from export import export`` in a script of a folder that is also a package, whose files
+        are named ``pkg.export``)."""
+        paths = self.modules.get(name)
+        if paths or near is None or not name:
+            return paths or []
+        base = os.path.join(os.path.dirname(os.path.abspath(near)), *name.split("."))
+        return [p for p in (self._by_abspath.get(base + ".py"), self._by_abspath.get(os.path.join(base, "__init__.py")))
+                if p is not None][:1]
+
+    def module_file(self, name: str, near: str | None = None) -> PyFile | None:
+        paths = self.module_paths(name, near)
+        if not paths:
+            return None
+        if near is not None and len(paths) > 1:
+            folder = os.path.dirname(near)
+            paths = sorted(paths, key=lambda p: os.path.dirname(p) != folder)
+        return self.file(paths[0])
+
+    def naming(self, name: bytes) -> Iterator[PyFile]:
+        """The files whose text holds ``name`` (those that may refer to it), in the run's order,
+        each parsed when it is reached."""
+        for path, data in self.sources.items():
+            if name not in data:
+                continue
+            f = self.file(path)
+            if f is not None:
+                yield f

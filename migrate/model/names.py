@@ -1,0 +1,78 @@
+"""What a name in a file refers to in the run: a dotted name (imports followed), and the
+definition of the run it names (through re-exports and star imports), if any."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+
+from ts2export.model.files import Files
+from ts2export.model.memo import MAX_DEPTH
+from ts2export.model.pyfile import Def, PyFile, dotted
+
+
+class Names:
+    def __init__(self, files: Files) -> None:
+        self.files = files
+        self._defs_found: dict[tuple, tuple[PyFile, Def] | None] = {}  # (name, near, depth) -> lookup_def's answer
+
+    def qualified(self, f: PyFile, node: ast.AST) -> str | None:
+        """The dotted name an expression refers to (imports followed; module-level definitions of
+        the file as ``module.qualname``), or None."""
+        parts = dotted(node)
+        if not parts:
+            return None
+        found = f.scope_at(node).lookup(parts[0])
+        if found is None:
+            return ".".join(["builtins", *parts]) if hasattr(builtins, parts[0]) else None
+        scope, binding = found
+        if binding.imports and not binding.values and not binding.defs and len(set(binding.imports)) == 1:
+            return ".".join([binding.imports[0], *parts[1:]])
+        if binding.defs and not binding.values and not binding.imports and len(binding.defs) == 1:
+            return ".".join([f"{f.module}.{binding.defs[0]}" if f.module else binding.defs[0], *parts[1:]])
+        return None
+
+    def lookup_def(self, name: str, near: str | None = None, depth: int = 0) -> tuple[PyFile, Def] | None:
+        """The definition in the run that a dotted name names (through re-exports), if any."""
+        if depth > MAX_DEPTH or not name:
+            return None
+        key = (name, near, depth)  # star imports branch, and may import each other
+        if key not in self._defs_found:
+            self._defs_found[key] = self._find_def(name, near, depth)
+        return self._defs_found[key]
+
+    def _find_def(self, name: str, near: str | None, depth: int) -> tuple[PyFile, Def] | None:
+        parts = name.split(".")
+        for cut in range(len(parts), 0, -1):
+            f = self.files.module_file(".".join(parts[:cut]), near)
+            if f is None:
+                continue
+            rest = parts[cut:]
+            if not rest:
+                return None  # a module, not a definition
+            d = f.def_by_qualname.get(".".join(rest))
+            if d is not None:
+                return f, d
+            for i in range(len(rest), 0, -1):  # a definition, then attributes of it
+                d = f.def_by_qualname.get(".".join(rest[:i]))
+                if d is not None:
+                    return (f, d) if i == len(rest) else None
+            binding = f.module_scope.names.get(rest[0])
+            if binding is not None and binding.imports:
+                return self.lookup_def(".".join([binding.imports[0], *rest[1:]]), f.path, depth + 1)
+            for star in f.star_imports:
+                found = self.lookup_def(".".join([star, *rest]), f.path, depth + 1)
+                if found is not None:
+                    return found
+            return None
+        return None
+
+    def in_run(self, name: str, near: str | None = None) -> bool:
+        """Whether a dotted name lies in a module of this run (else it is a library's), as
+        :meth:`lookup_def` finds modules from the file ``near``."""
+        parts = name.split(".")
+        return any(self.files.module_paths(".".join(parts[:cut]), near) for cut in range(len(parts), 0, -1))
+
+    def def_of(self, f: PyFile, node: ast.AST) -> tuple[PyFile, Def] | None:
+        name = self.qualified(f, node)
+        return self.lookup_def(name, f.path) if name else None

@@ -1,0 +1,96 @@
+"""The artifact paths an expression may evaluate to, as patterns (:mod:`.pathpattern`): literals,
+f-strings, ``+``, ``%`` and ``.format``, ``os.path.join`` and pathlib, ``str(...)``, and every
+value a name or parameter is bound to."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from ts2export.model import pathpattern as ap
+from ts2export.model.memo import MAX_DEPTH
+from ts2export.model.names import Names
+from ts2export.model.pyfile import PyFile
+from ts2export.model.values import UNKNOWN, Values
+
+
+class Paths:
+    def __init__(self, names: Names, values: Values) -> None:
+        self.names = names
+        self.values = values
+        self._patterns: dict[tuple[int, int], list] = {}  # (id(node), depth) -> patterns's answer
+
+    def patterns(self, f: PyFile, node: ast.AST | None, depth: int = 0) -> list[ap.Pattern]:
+        """The path patterns an expression may evaluate to."""
+        if node is None or depth > MAX_DEPTH:
+            return [(ap.ANY,)]
+        key = (id(node), depth)
+        if key not in self._patterns:
+            self._patterns[key] = self._find_patterns(f, node, depth)
+        return list(self._patterns[key])
+
+    def _find_patterns(self, f: PyFile, node: ast.AST, depth: int) -> list[ap.Pattern]:
+        out: list[ap.Pattern] = []
+        for value in self.values.values(f, node, depth):
+            if value is UNKNOWN or value[0] in ("def", "annotated"):
+                out.append((ap.ANY,))
+            else:
+                out.extend(self._pattern_of(value[0], value[1], depth + 1))
+            if len(out) > ap.MAX_ALTERNATIVES:
+                return [(ap.ANY,)]
+        return list(dict.fromkeys(out)) or [(ap.ANY,)]
+
+    def _product(self, f: PyFile, parts: list, depth: int, combine) -> list[ap.Pattern]:
+        options: list[list[ap.Pattern]] = []
+        for part in parts:
+            options.append([(part,)] if isinstance(part, str) else self.patterns(f, part, depth))
+        results: list[list[ap.Pattern]] = [[]]
+        for opts in options:
+            results = [r + [o] for r in results for o in opts]
+            if len(results) > ap.MAX_ALTERNATIVES:
+                return [(ap.ANY,)]
+        return [combine(r) for r in results]
+
+    def _pattern_of(self, f: PyFile, node: ast.AST, depth: int) -> list[ap.Pattern]:
+        if isinstance(node, ast.Constant):
+            return [(node.value,)] if isinstance(node.value, str) else [(ap.ANY,)]
+        if isinstance(node, ast.JoinedStr):
+            parts = [v.value if isinstance(v, ast.Constant) else v.value for v in node.values]
+            return self._product(f, parts, depth, lambda ps: ap.concat(*ps))
+        if isinstance(node, ast.BinOp):
+            if isinstance(node.op, ast.Add):
+                return self._product(f, [node.left, node.right], depth, lambda ps: ap.concat(*ps))
+            if isinstance(node.op, ast.Div):
+                return self._product(f, [node.left, node.right], depth, ap.join)
+            if isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str):
+                return [ap.normalize(tuple(ap.ANY if i % 2 else p for i, p in enumerate(re.split(r"(%[-#0 +]*\d*(?:\.\d+)?[sdrifgx])", node.left.value))))]
+            return [(ap.ANY,)]
+        if isinstance(node, ast.Call):
+            return self._call_pattern(f, node, depth)
+        return [(ap.ANY,)]
+
+    def _call_pattern(self, f: PyFile, node: ast.Call, depth: int) -> list[ap.Pattern]:
+        name = self.names.qualified(f, node.func) or ""
+        args = list(node.args)
+        if name in ("os.path.join", "posixpath.join", "ntpath.join", "pathlib.Path", "pathlib.PurePath",
+                    "pathlib.PosixPath", "pathlib.PurePosixPath") and args and not node.keywords:
+            return self._product(f, args, depth, ap.join)
+        if name in ("builtins.str", "os.fspath", "os.path.abspath", "os.path.realpath", "os.path.normpath",
+                    "os.path.expanduser", "builtins.open") and args:
+            return self.patterns(f, args[0], depth)
+        if name in ("io.BytesIO", "io.StringIO"):
+            return [ap.buffer(f"{f.path}:{node.lineno}:{node.col_offset}")]
+        if isinstance(node.func, ast.Attribute):
+            method = node.func.attr
+            receiver = node.func.value
+            if method == "format" and isinstance(receiver, ast.Constant) and isinstance(receiver.value, str):
+                return [ap.normalize(tuple(ap.ANY if i % 2 else p for i, p in enumerate(re.split(r"(\{[^{}]*\})", receiver.value))))]
+            if method == "joinpath":
+                return self._product(f, [receiver, *args], depth, ap.join)
+            if method in ("resolve", "absolute", "expanduser", "as_posix", "__fspath__"):
+                return self.patterns(f, receiver, depth)
+            if method == "with_suffix" and args and isinstance(args[0], ast.Constant) and isinstance(args[0].value, str):
+                return [(ap.ANY, args[0].value)]
+            if method == "with_name" and args and isinstance(args[0], ast.Constant) and isinstance(args[0].value, str):
+                return [(ap.ANY, "/" + args[0].value)]
+        return [(ap.ANY,)]

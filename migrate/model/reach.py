@@ -1,0 +1,109 @@
+"""What an entry point compiles or traces: the definitions its targets (or its own class or
+function) reach through their bodies, bases, annotations, methods and nested definitions, across
+the files of the run; and the recurrent layers built there."""
+
+from __future__ import annotations
+
+import ast
+
+from ts2export.model.classes import Classes
+from ts2export.model.files import Files
+from ts2export.model.names import Names
+from ts2export.model.origins import Origins
+from ts2export.model.pyfile import Def, PyFile, first_arg
+from ts2export.model.sites import ENTRY_CLASS, ENTRY_DECORATOR, ENTRY_IF_TRACING, Site
+from ts2export.model.torchapi import RECURRENT
+
+
+class Reach:
+    def __init__(self, files: Files, names: Names, origins: Origins, classes: Classes) -> None:
+        self.files = files
+        self.names = names
+        self.origins = origins
+        self.classes = classes
+        self._reach_cache: dict[tuple[str, str], set[tuple[str, str]]] = {}
+        self._members: dict[str, dict[str | None, list[str]]] = {}  # path -> parent qualname -> members
+        self._refs_found: dict[tuple[str, str], set[tuple[str, str]]] = {}  # (path, qualname) -> _refs's answer
+
+    def reach(self, site: Site) -> tuple[set[tuple[str, str]], bool]:
+        """Definitions an entry point compiles or traces, and whether it may reach unknown code."""
+        f = site.file
+        if site.kind in (ENTRY_DECORATOR, ENTRY_IF_TRACING, ENTRY_CLASS):
+            d = f.innermost_def(site.start)
+            roots = {(f.path, d.qualname)} if d is not None else set()
+            unknown = False
+            if site.kind == ENTRY_CLASS and d is not None:
+                roots |= self.classes.subclasses(f.path, d.qualname)
+        else:
+            roots, unknown = self.origins.targets(f, first_arg(site.node, "obj", "func", "mod"))
+        out: set[tuple[str, str]] = set()
+        for root in roots:
+            out |= self._closure(root)
+        return out, unknown
+
+    def _closure(self, root: tuple[str, str]) -> set[tuple[str, str]]:
+        if root in self._reach_cache:
+            return self._reach_cache[root]
+        seen: set[tuple[str, str]] = set()
+        todo = [root]
+        while todo:
+            key = todo.pop()
+            if key in seen:
+                continue
+            seen.add(key)
+            f = self.files.file(key[0])
+            d = f.def_by_qualname.get(key[1]) if f is not None else None
+            if d is None:
+                continue
+            members = self._members.get(f.path)
+            if members is None:
+                members = self._members[f.path] = {}
+                for other in f.defs:
+                    members.setdefault(other.parent, []).append(other.qualname)
+            todo.extend((f.path, q) for q in members.get(d.qualname, ()))  # methods and nested definitions
+            for ref in self._refs(f, d):
+                todo.append(ref)
+        self._reach_cache[root] = seen
+        return seen
+
+    def _refs(self, f: PyFile, d: Def) -> set[tuple[str, str]]:
+        """Definitions of the run that a definition's body, bases and annotations name (found once
+        per definition: the closures of many roots share them)."""
+        known = self._refs_found.get((f.path, d.qualname))
+        if known is None:
+            known = self._refs_found[(f.path, d.qualname)] = self._find_refs(f, d)
+        return set(known)
+
+    def _find_refs(self, f: PyFile, d: Def) -> set[tuple[str, str]]:
+        out: set[tuple[str, str]] = set()
+        nodes: list[ast.AST] = []
+        for sub in ast.walk(d.node):
+            if isinstance(sub, ast.Attribute):
+                nodes.append(sub)
+            elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
+                nodes.append(sub)
+            elif isinstance(sub, ast.Constant) and isinstance(sub.value, str) and sub.value.isidentifier():
+                nodes.append(ast.Name(sub.value, ast.Load(), lineno=sub.lineno, col_offset=sub.col_offset))
+                f.scope_of_node[id(nodes[-1])] = f.scope_at(sub)
+        for node in nodes:
+            found = self.names.def_of(f, node)
+            if found is not None:
+                out.add((found[0].path, found[1].qualname))
+        return out
+
+    def recurrent_layers(self, site: Site) -> tuple[str, ...]:
+        """The recurrent layers (nn.GRU/LSTM/RNN) built in the code an entry point reaches: export
+        fixes their sequence length."""
+        defs, _ = self.reach(site)
+        found: set[str] = set()
+        for path, qualname in defs:
+            f = self.files.file(path)
+            d = f.def_by_qualname.get(qualname) if f is not None else None
+            if d is None:
+                continue
+            for node in ast.walk(d.node):
+                if isinstance(node, ast.Call):
+                    name = self.names.qualified(f, node.func) or ""
+                    if name in RECURRENT:
+                        found.add(name.rsplit(".", 1)[-1])
+        return tuple(sorted(found))

@@ -1,0 +1,20 @@
+"""The torch names the program model knows: TorchScript's entry points, writers and readers, the
+calls that pass a module through, and the module methods that return the module itself."""
+
+SCRIPT = "torch.jit.script"
+TRACE = "torch.jit.trace"
+TRACE_MODULE = "torch.jit.trace_module"
+JIT_SAVE = "torch.jit.save"
+JIT_LOAD = "torch.jit.load"
+LITE_LOADS = {"torch.jit._load_for_lite_interpreter", "torch.jit.mobile._load_for_lite_interpreter"}
+SCRIPT_IF_TRACING = "torch.jit.script_if_tracing"
+SCRIPT_MODULES = {"torch.jit.ScriptModule", "torch.jit._script.ScriptModule", "torch.jit.RecursiveScriptModule"}
+# Calls that return (a transformed copy of) the TorchScript module they are given.
+PASS_THROUGH = {"torch.jit.freeze", "torch.jit.optimize_for_inference",
+                "torch.utils.mobile_optimizer.optimize_for_mobile"}
+# Methods of a module that return the module itself.
+SELF_METHODS = {"eval", "train", "to", "cpu", "cuda", "half", "float", "double", "bfloat16", "requires_grad_",
+                "share_memory"}
+RECURRENT = {"torch.nn.GRU", "torch.nn.LSTM", "torch.nn.RNN", "torch.nn.modules.rnn.GRU", "torch.nn.modules.rnn.LSTM",
+             "torch.nn.modules.rnn.RNN"}
+SAVE_METHODS = {"save": "save", "_save_for_lite_interpreter": "lite-save", "_save_to_buffer_for_lite_interpreter": "lite-save"}

@@ -1,0 +1,67 @@
+"""What a rule may know about the other files of the run: a small per-file view of the program
+model, plain data, answered before the rules run (the rule API hands it to rules)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Mapping
+
+
+@dataclass(frozen=True)
+class ProgramView:
+    """What a rule may know about the other files of the run, answered by the engine's program
+    model (:mod:`ts2export.model`) before the rules run. Plain data, per file.
+
+    ``kinds`` maps the names this file uses (dotted, as a rule's qualified names spell them) to
+    what they are in the run: ``"function"``, ``"class"``, or ``"script-module-class"`` (a class
+    deriving from ``torch.jit.ScriptModule``, whose instances are TorchScript modules)."""
+
+    kinds: Mapping[str, str] = field(default_factory=dict)
+    #: What the object given to each ``torch.jit.script``/``trace`` call of the file is, followed
+    #: across files (parameters through their call sites): ``"module"``, ``"function"``,
+    #: ``"class"`` (a class itself) or ``"unknown"``. Keyed by :func:`object_key`.
+    objects: Mapping[str, str] = field(default_factory=dict)
+    #: What the calls that feed each ``torch.jit.script``/``trace`` call of the file show about its
+    #: inputs (the artifact loaded back and called, in this file or another; the scripted object
+    #: called later; the model class called in the tests), keyed by :func:`object_key` of the
+    #: call: ``{"example": code or None, "sizes": per input, per dim the sizes seen (None:
+    #: unknown), "where": ["path:line", ...]}``.
+    inputs: Mapping[str, dict] = field(default_factory=dict)
+    #: The recurrent layers (``"GRU"``, ``"LSTM"``, ``"RNN"``) in the code each script/trace call
+    #: of the file compiles or traces, across files; keyed by :func:`object_key` of the call.
+    recurrent: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def kind_of(self, name: str | None) -> str | None:
+        return self.kinds.get(name) if name else None
+
+    def recurrent_in(self, scope: str, code: str) -> tuple[str, ...]:
+        return tuple(self.recurrent.get(object_key(scope, code), ()))
+
+    def inputs_of(self, scope: str, code: str) -> dict | None:
+        """``inputs`` of the call ``code`` in definition ``scope`` (None when nothing shows them)."""
+        return self.inputs.get(object_key(scope, code))
+
+    def object_kind(self, scope: str, code: str) -> str:
+        """``objects`` for the argument ``code`` of a call in definition ``scope`` ("unknown" when
+        the model has no answer)."""
+        return self.objects.get(object_key(scope, code), "unknown")
+
+
+def object_key(scope: str, code: str) -> str:
+    """How :class:`ProgramView` names an expression: the definition it is in (qualified name,
+    "" at module level) and its code without whitespace or enclosing parentheses."""
+    text = re.sub(r"\s+", "", code)
+    while text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]):
+        text = text[1:-1]
+    return f"{scope}|{text}"
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        depth += (ch == "(") - (ch == ")")
+        if depth < 0:
+            return False
+    return depth == 0
+

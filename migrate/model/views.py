@@ -1,0 +1,57 @@
+"""The per-file views of the program model that rules read (:class:`.view.ProgramView`): what the
+names a file uses are in the run, what each script/trace call's object is, what feeds its inputs,
+and the recurrent layers it reaches."""
+
+from __future__ import annotations
+
+import ast
+
+from ts2export.model.classes import Classes
+from ts2export.model.feeding import Feeding, recorded
+from ts2export.model.files import Files
+from ts2export.model.kinds import Kinds
+from ts2export.model.names import Names
+from ts2export.model.pyfile import first_arg
+from ts2export.model.reach import Reach
+from ts2export.model.sites import ENTRY_SCRIPT, ENTRY_TRACE, Sites
+from ts2export.model.view import ProgramView, object_key
+
+
+def views(files: Files, names: Names, classes: Classes, sites: Sites, kinds: Kinds, feeding: Feeding, reach: Reach,
+          recording=None) -> dict[str, ProgramView]:
+    """Per file that mentions ``jit`` (the files that can ask), its view."""
+    out: dict[str, ProgramView] = {}
+    for path, f in list(files.parsed.items()):
+        if b"jit" not in f.source:
+            continue
+        named: dict[str, str] = {}
+        for node in f.walk():
+            if not isinstance(node, (ast.Name, ast.Attribute)):
+                continue
+            name = names.qualified(f, node)
+            if not name or name in named or name.startswith(("torch.", "builtins.")):
+                continue
+            found = names.lookup_def(name, f.path)
+            if found is None:
+                continue
+            df, d = found
+            kind = d.kind
+            if kind == "class" and classes.script_module_roots(df, d):
+                kind = "script-module-class"
+            named[name] = kind
+            if df is f:
+                named.setdefault(d.qualname, kind)
+        objects, inputs, recurrent = {}, {}, {}
+        for site in sites.by_file().get(path, ()):
+            if site.kind in (ENTRY_SCRIPT, ENTRY_TRACE):
+                arg = first_arg(site.node, "obj", "func", "mod")
+                if arg is not None:
+                    objects[object_key(site.scope, f.segment(arg))] = kinds.object_kind(f, arg) or "unknown"
+                evidence = recorded(recording, site) or feeding.evidence(site)
+                if evidence is not None:
+                    inputs[object_key(site.scope, f.segment(site.node))] = evidence
+                layers = reach.recurrent_layers(site)
+                if layers:
+                    recurrent[object_key(site.scope, f.segment(site.node))] = layers
+        out[path] = ProgramView(named, objects, inputs, recurrent)
+    return out

@@ -1,0 +1,70 @@
+"""What a rule may know about the file it checks: its path, text and options, the program model's
+view of the other files, and what its import statements and assignments bind."""
+
+from __future__ import annotations
+
+import ast
+import functools
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from ts2export.model.view import ProgramView
+
+
+@dataclass
+class RuleContext:
+    """What a rule may know about the file it checks."""
+
+    path: str
+    source: str
+    options: Mapping[str, object] = field(default_factory=dict)
+    # Rules are per file, so files run in parallel: what they may know of other files comes from
+    # the program model, as plain data.
+    program: ProgramView = field(default_factory=ProgramView)
+    #: The reference path: every metadata provider resolved before the visit, scope analysis asked
+    #: for every name. The default (False) computes metadata when first asked for and skips names
+    #: that cannot match (see :meth:`Rule.matches`); tests check that both give the same findings.
+    full_metadata: bool = False
+
+    @property
+    def lines(self) -> list[str]:
+        return self.source.splitlines()
+
+    @functools.cached_property
+    def bound_names(self) -> tuple[dict[str, frozenset[str]], frozenset[str], frozenset[str]] | None:
+        """What import statements bind anywhere in the file (name -> the dotted names libcst may
+        give it: ``from torch.jit import script as s`` gives ``s`` -> ``torch.jit.script``), the
+        names of the file's functions and classes, and every name bound otherwise (assigned, a
+        parameter, a loop or ``with`` or ``except`` target, a definition) (None: unknown). Read from Python's own parser,
+        without libcst's scope analysis (see :meth:`Rule.matches`)."""
+        try:
+            tree = ast.parse(self.source.lstrip("\ufeff"))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        imported: dict[str, set[str]] = {}
+        defined: set[str] = set()
+        assigned: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    parts = a.name.split(".")
+                    if a.asname:
+                        imported.setdefault(a.asname, set()).add(a.name)
+                    else:  # `import a.b.c` binds `a`, which libcst may name `a`, `a.b` or `a.b.c`
+                        imported.setdefault(parts[0], set()).update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+            elif isinstance(node, ast.ImportFrom):
+                module = "." * node.level + (node.module or "")
+                for a in node.names:
+                    real = f"{module}{a.name}" if module.endswith(".") else f"{module}.{a.name}" if module else a.name
+                    imported.setdefault(a.asname or a.name, set()).add(real)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                defined.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                assigned.add(node.id)
+            elif isinstance(node, ast.arg):
+                assigned.add(node.arg)
+            elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+                assigned.add(node.name)
+            elif isinstance(node, ast.MatchMapping) and node.rest:
+                assigned.add(node.rest)
+        return {k: frozenset(v) for k, v in imported.items()}, frozenset(defined), frozenset(assigned | defined)

@@ -1,0 +1,59 @@
+"""What a check reports: a finding in a Python file (with its fix, and the program model's verdict on
+it), and a finding of a text rule."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ts2export.edits import Applicability, Fix
+
+
+@dataclass
+class Finding:
+    """One TorchScript construct found in a file."""
+
+    rule_id: str
+    path: str
+    line: int  # 1-based
+    column: int  # 1-based
+    message: str
+    applicability: Applicability
+    end_line: int = 0
+    end_column: int = 0
+    fixed: bool = False
+    fallback: bool = False
+    fix: Fix | None = field(default=None, repr=False, compare=False)
+    anchor: str = ""  # stable name of the finding within its file (rule, top-level definition, code)
+    defs: tuple[str, ...] = ()  # qualified names of the definitions around it, innermost first
+    fix_spans: tuple = ()  # ((line, col), (end_line, end_col), code written) of each node its fix replaces
+    held: str | None = None  # why the program model holds its fix back (None: not held)
+    unit: str | None = None  # the migration unit it belongs to (see docs/units.md)
+
+    @property
+    def fixable(self) -> bool:
+        return self.applicability is not Applicability.NONE and not self.held
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.line, self.column, self.rule_id, self.message)
+
+    def to_dict(self) -> dict:
+        return {
+            "rule": self.rule_id,
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line,
+            "end_column": self.end_column,
+            "message": self.message,
+            "fix": self.applicability.value,
+            "fixed": self.fixed,
+            "held_back": self.held,
+            "unit": self.unit,
+        }
+
+
+@dataclass(frozen=True)
+class TextFinding:
+    line: int  # 1-based
+    column: int  # 1-based
+    message: str
