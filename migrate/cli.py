@@ -11,8 +11,8 @@ from typing import List, Optional
 import typer
 
 from ts2export import __version__
-from ts2export.artifact_cli import register as register_artifact_commands
-from ts2export.record_cli import register as register_record_command
+from ts2export.artifact.cli import register as register_artifact_commands
+from ts2export.record.cli import register as register_record_command
 
 app = typer.Typer(
     name="ts2export",
@@ -78,13 +78,13 @@ def _split(values: Optional[List[str]]) -> list[str]:
 def _run_engine(paths, select, ignore, config, jobs, fix, progress, plan="safe", external=None, recording=None,
                 cache=False):
     """Discover, configure and run the engine; user errors exit 2 with one line. With ``cache``
-    (read-only commands only), an identical earlier run's results are read back (ts2export.cache)."""
-    from ts2export.skipped import ENGINE_KINDS, result_for
+    (read-only commands only), an identical earlier run's results are read back (ts2export.engine.cache)."""
+    from ts2export.engine.skipped import ENGINE_KINDS, result_for
 
     tasks, options, max_bytes = _configure(paths, select, ignore, config, fix, plan, external, recording)
     engine_tasks = [t for t in tasks if t.kind in ENGINE_KINDS]
     compute = lambda: _with_progress(engine_tasks, options, jobs, progress)  # noqa: E731
-    from ts2export.cache import cache_dir, cached_run, disabled_by_env
+    from ts2export.engine.cache import cache_dir, cached_run, disabled_by_env
 
     if cache and engine_tasks and not disabled_by_env():
         run = cached_run(engine_tasks, options, cache_dir(Path(options.rule_options["root"])), compute)
@@ -99,10 +99,10 @@ def _run_engine(paths, select, ignore, config, jobs, fix, progress, plan="safe",
 
 def _configure(paths, select, ignore, config, fix, plan="safe", external=None, recording=None):
     """The files to check and the engine's options; user errors exit 2 with one line."""
-    from ts2export.config import ConfigError, load_config
-    from ts2export.discovery import DiscoveryError, discover
+    from ts2export.engine.config import ConfigError, load_config
+    from ts2export.engine.discovery import DiscoveryError, discover
     from ts2export.engine import Options, Task
-    from ts2export.registry import known_selector
+    from ts2export.engine.registry import known_selector
 
     given = [Path(p) for p in (paths or ["."])]
     try:
@@ -129,7 +129,7 @@ def _configure(paths, select, ignore, config, fix, plan="safe", external=None, r
         external_readers=cfg.external_readers if external is None else external,
         recording=_check_recording(recording),
     )
-    from ts2export.skipped import set_aside_large
+    from ts2export.engine.skipped import set_aside_large
 
     # Files over max-file-size are set aside (libcst needs about a minute per megabyte).
     max_bytes = int(cfg.max_file_size * 1_000_000)
@@ -140,7 +140,7 @@ def _check_recording(path) -> str | None:
     """A recording given with --recording must load: one line and exit 2 otherwise."""
     if path is None:
         return None
-    from ts2export.recording import RecordingError, load_recording
+    from ts2export.record.recording import RecordingError, load_recording
 
     try:
         load_recording(path)
@@ -199,7 +199,7 @@ def _emit(text: str, output: Optional[Path]) -> None:
 
 
 def _report(results, program, fmt: Format, output: Optional[Path], table: bool) -> None:
-    from ts2export import output as out
+    from ts2export.ci import output as out
 
     if fmt is Format.json:
         _emit(out.to_json(results, program), output)
@@ -223,7 +223,7 @@ def _report(results, program, fmt: Format, output: Optional[Path], table: bool) 
 
 
 def _print_errors(results) -> None:
-    from ts2export.output import error_line
+    from ts2export.ci.output import error_line
 
     for r in results:
         if r.error:
@@ -237,7 +237,7 @@ def _rule_table(results) -> None:
 
     from rich.table import Table
 
-    from ts2export.registry import rule_by_id
+    from ts2export.engine.registry import rule_by_id
 
     counts = Counter(f.rule_id for r in results for f in r.findings)
     fixable = Counter(f.rule_id for r in results for f in r.findings if f.fixable)
@@ -316,7 +316,7 @@ def check(
     1 when some remain, 2 on usage, config or I/O errors and files that cannot be parsed.
 
     With a baseline (--baseline FILE, or `baseline` in \\[tool.ts2export]) only findings not in it fail."""
-    from ts2export import gate as g
+    from ts2export.ci import gate as g
 
     try:
         gate = g.Gate.load(paths, config, select, ignore)
@@ -344,7 +344,7 @@ def record_baseline(
     """Record today's findings in a baseline file, so that `check --baseline` fails only on new ones.
 
     Entries of files outside PATH (or of rules not selected) are kept. Exit 0, 2 on errors."""
-    from ts2export import gate as g
+    from ts2export.ci import gate as g
 
     try:
         gate = g.Gate.load(paths, config, select, ignore)
@@ -378,8 +378,8 @@ def report(
     """Migration report: what is left per rule and folder, fixable vs held back, progress against the baseline.
 
     Writes nothing but the report. Exit 0, 2 on errors."""
-    from ts2export import gate as g
-    from ts2export.report import to_html, to_markdown
+    from ts2export.ci import gate as g
+    from ts2export.ci.report import to_html, to_markdown
 
     try:
         gate = g.Gate.load(paths, config, select, ignore)
@@ -409,7 +409,7 @@ def diff(
 
     Fixes held back (they would break code that stays TorchScript) are listed on stderr with why.
     Exit 0 when nothing would change, 1 when something would, 2 on errors."""
-    from ts2export.output import unified_diff
+    from ts2export.ci.output import unified_diff
 
     results = _run_engine(paths, select, ignore, config, jobs, _plan(unsafe_fixes), progress, external=external_readers,
                           recording=recording, cache=not no_cache).results
@@ -455,8 +455,8 @@ def apply(
     A fix that would break code that stays TorchScript (a unit that cannot migrate whole) is held
     back and listed with the reason. Exit 0 when nothing is left (with a baseline: nothing new), 1
     when findings remain for a person, 2 on errors."""
-    from ts2export import gate as g
-    from ts2export.output import finding_line, summary_line
+    from ts2export.ci import gate as g
+    from ts2export.ci.output import finding_line, summary_line
     from ts2export.textio import NotRewritten, atomic_write_bytes
 
     try:  # the baseline is read before anything is written
@@ -498,10 +498,10 @@ def apply(
 
 
 def _gated(paths, select, ignore, config, jobs, fix, external, recording, command, timeout):
-    """`apply --test`: unit by unit, kept where the command passes (ts2export.gated)."""
-    from ts2export.gated import GatedError, gated_apply
+    """`apply --test`: unit by unit, kept where the command passes (ts2export.engine.gated)."""
+    from ts2export.engine.gated import GatedError, gated_apply
 
-    from ts2export.skipped import ENGINE_KINDS, result_for
+    from ts2export.engine.skipped import ENGINE_KINDS, result_for
 
     tasks, options, max_bytes = _configure(paths, select, ignore, config, fix, external=external, recording=recording)
     others = [result_for(t, options, max_bytes) for t in tasks if t.kind not in ENGINE_KINDS]
@@ -530,7 +530,7 @@ def _gated(paths, select, ignore, config, jobs, fix, external, recording, comman
 @app.command("rules")
 def list_rules(format: Format = typer.Option(Format.text, "--format", help="text or json.")) -> None:
     """List the rules: id, name, fix applicability and summary."""
-    from ts2export.registry import all_rules
+    from ts2export.engine.registry import all_rules
 
     rules = all_rules()
     if format is Format.json:
@@ -551,8 +551,8 @@ def list_rules(format: Format = typer.Option(Format.text, "--format", help="text
 @app.command()
 def explain(rule: str = typer.Argument(..., help="Rule id (TSX101) or name.")) -> None:
     """Print one rule's documentation."""
-    from ts2export.docs import rule_markdown
-    from ts2export.registry import rule_by_id
+    from ts2export.engine.ruledocs import rule_markdown
+    from ts2export.engine.registry import rule_by_id
 
     found = rule_by_id(rule)
     if found is None:

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from ts2export import engine
-from ts2export.discovery import discover
+from ts2export.engine.discovery import discover
 from ts2export.engine import Options, Task
 
 PLAIN = '''import torch

@@ -95,7 +95,7 @@ PARSE_CANDIDATES = r"""
 import sys, pathlib
 import libcst as cst
 from ts2export.engine import prefilter
-from ts2export.registry import select_rules
+from ts2export.engine.registry import select_rules
 from ts2export.rule import Rule
 rules = [r for r in select_rules((), ()) if issubclass(r, Rule)]
 n = 0
@@ -198,7 +198,7 @@ PROFILE = r"""
 import cProfile, io, pstats, sys, time
 from ts2export.cli import _configure
 from ts2export.engine import analyze
-from ts2export.skipped import ENGINE_KINDS
+from ts2export.engine.skipped import ENGINE_KINDS
 import ts2export.rule
 # Providers asked for during a visit run on a thread of their own (see rule.py); the profiler sees
 # one thread only, so here they run inline.

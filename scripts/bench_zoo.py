@@ -57,8 +57,8 @@ def scan_process(root: Path, jobs: int) -> tuple[float, float, float, int]:
 def model_phases(root: Path, jobs: int) -> dict[str, float]:
     """One in-process scan with the program model's phases timed (wall seconds)."""
     from ts2export import engine
-    from ts2export.config import load_config
-    from ts2export.discovery import discover
+    from ts2export.engine.config import load_config
+    from ts2export.engine.discovery import discover
     from ts2export.model.program import Program
 
     times = {"build": 0.0, "views": 0.0, "decision": 0.0}

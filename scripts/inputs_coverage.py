@@ -52,7 +52,7 @@ def classify(message: str, fixable: bool) -> str:
 
 
 def measure(paths: list[Path]) -> dict[str, int]:
-    from ts2export.discovery import discover
+    from ts2export.engine.discovery import discover
     from ts2export.engine import Options, Task, analyze
 
     counts = {"local": 0, "program": 0, "none": 0, "other": 0}

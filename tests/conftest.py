@@ -9,7 +9,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(autouse=True)
 def _cache_outside_the_tree(tmp_path_factory, monkeypatch):
-    """Each test's result cache (ts2export.cache) in a folder of its own, not in the trees it checks."""
+    """Each test's result cache (ts2export.engine.cache) in a folder of its own, not in the trees it checks."""
     monkeypatch.setenv("TS2EXPORT_CACHE_DIR", str(tmp_path_factory.mktemp("ts2export_cache")))
     monkeypatch.delenv("TS2EXPORT_NO_CACHE", raising=False)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from ts2export.engine import _first_come, _overlap_groups, _overlaps
+from ts2export.engine.fixes import _first_come, _overlap_groups, _overlaps
 
 
 def _span(rng: random.Random) -> tuple:

@@ -4,10 +4,10 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCE_WING = {"ts2export.engine", "ts2export.rule", "ts2export.registry", "ts2export.rules", "ts2export.discovery",
-               "ts2export.output", "ts2export.corpus", "ts2export.docs", "ts2export.config",
-               "ts2export.baseline", "ts2export.changed", "ts2export.gate", "ts2export.report",
-               "ts2export.skipped", "ts2export.cache", "ts2export.program_facts"}
+SOURCE_WING = {"ts2export.engine", "ts2export.rule", "ts2export.engine.registry", "ts2export.rules", "ts2export.engine.discovery",
+               "ts2export.ci.output", "ts2export.engine.corpus", "ts2export.engine.ruledocs", "ts2export.engine.config",
+               "ts2export.ci.baseline", "ts2export.ci.changed", "ts2export.ci.gate", "ts2export.ci.report",
+               "ts2export.engine.skipped", "ts2export.engine.cache", "ts2export.program_facts"}
 
 
 def imports_of(path: Path) -> set[str]:

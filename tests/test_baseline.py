@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from ts2export.baseline import Baseline, Entry, Scope, compare, fingerprint_findings, load, write
+from ts2export.ci.baseline import Baseline, Entry, Scope, compare, fingerprint_findings, load, write
 from ts2export.rule import Applicability, Finding
 
 

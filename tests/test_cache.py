@@ -1,4 +1,4 @@
-"""The result cache (ts2export.cache): the same findings with and without it, with 1 and 2 jobs;
+"""The result cache (ts2export.engine.cache): the same findings with and without it, with 1 and 2 jobs;
 a change in any file of the run (one that only another file's findings depend on included) is
 seen; a corrupt or planted entry is ignored; --no-cache and TS2EXPORT_NO_CACHE bypass it;
 concurrent runs leave it readable."""
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from ts2export import cache
+from ts2export.engine import cache
 from ts2export.cli import _configure
 from ts2export.engine import analyze
-from ts2export.output import to_json
+from ts2export.ci.output import to_json
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = sorted(p for p in (ROOT / "corpus").glob("*/*/before") if p.is_dir())

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from ts2export.discovery import DiscoveryError, discover
+from ts2export.engine.discovery import DiscoveryError, discover
 
 
 def names(files, root):

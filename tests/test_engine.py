@@ -4,6 +4,7 @@ import libcst as cst
 import pytest
 
 from ts2export import engine
+from ts2export.engine import check
 from ts2export.engine import Options, Task, process_bytes
 from ts2export.rule import Applicability, Invalid, Rule, Valid
 
@@ -67,7 +68,7 @@ class _BreaksCode(Rule):
 
 
 def test_fix_whose_result_does_not_compile_is_dropped_and_reported(monkeypatch):
-    monkeypatch.setattr(engine, "select_rules", lambda select, ignore: (_BreaksCode,))
+    monkeypatch.setattr(check, "select_rules", lambda select, ignore: (_BreaksCode,))
     code = "import torch\nx = torch.jit.annotate(int, 1)\n"
     res = run(code, fix="safe")
     assert res.new is None and not res.changed
@@ -96,7 +97,7 @@ def test_catch_all_reports_what_no_rule_handles_and_yields_to_specific_rules():
 
 def test_prefilter_skips_files_without_torchscript(monkeypatch):
     calls = []
-    monkeypatch.setattr(engine, "process_python", lambda *a, **k: calls.append(a))
+    monkeypatch.setattr(check, "process_python", lambda *a, **k: calls.append(a))
     run("import torch\nprint(torch.ones(1))\n")
     assert calls == []
     run("import torch\nx = torch.jit.annotate(int, 1)\n")

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from ts2export.engine import Options, Task, analyze
-from ts2export.registry import all_rules, rule_by_id
+from ts2export.engine.registry import all_rules, rule_by_id
 
 SCRIPTED = {
     "TSX102": """

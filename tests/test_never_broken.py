@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from tests.variants import VARIANTS, variant
-from ts2export.corpus import all_cases, case_options, compare_outputs, run_program, run_tree, source_files
+from ts2export.engine.corpus import all_cases, case_options, compare_outputs, run_program, run_tree, source_files
 
 CASES = [c for c in all_cases() if c.run]
 

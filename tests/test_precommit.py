@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ts2export.discovery import CPP_SUFFIXES, PYTHON_SUFFIXES
+from ts2export.engine.discovery import CPP_SUFFIXES, PYTHON_SUFFIXES
 
 ROOT = Path(__file__).resolve().parent.parent
 HOOKS = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())

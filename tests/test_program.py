@@ -9,7 +9,7 @@ import libcst as cst
 import pytest
 
 from ts2export.model import pathpattern as ap
-from ts2export import engine
+from ts2export.engine import check
 from ts2export.engine import Options, Task, analyze
 from ts2export.model.program import Program
 from ts2export.model.sites import READER, WRITER
@@ -170,10 +170,10 @@ class _BrokenReaderFix(Rule):
 
 
 def test_a_unit_whose_fix_cannot_be_applied_is_not_written_half(monkeypatch):
-    from ts2export import registry
+    from ts2export.engine import registry
 
     rules = tuple(r for r in registry.all_rules() if r.id in ("TSX301", "TSX303")) + (_BrokenReaderFix,)
-    monkeypatch.setattr(engine, "select_rules", lambda select, ignore: rules)
+    monkeypatch.setattr(check, "select_rules", lambda select, ignore: rules)
     code = textwrap.dedent("""
         import torch
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from tests import fuzzing
 from ts2export import engine
-from ts2export.discovery import file_kind
+from ts2export.engine.discovery import file_kind
 from ts2export.engine import Options, Task, process_bytes
 
 settings.load_profile("ci")

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from ts2export.recording import RecordingError, load_recording, write_verify_inputs
+from ts2export.record.recording import RecordingError, load_recording, write_verify_inputs
 
 pytestmark = pytest.mark.slow
 
@@ -393,7 +393,7 @@ def test_output_bytes_and_exit_code_are_identical_with_and_without_recording(tmp
     recorded = record(tmp_path, *cmd)
     assert plain.returncode == recorded.returncode == 1
     assert recorded.stdout == plain.stdout and recorded.stderr == plain.stderr
-    assert b"ValueError: wrong width" in plain.stderr and b"record_hooks" not in recorded.stderr
+    assert b"ValueError: wrong width" in plain.stderr and b"record/hooks" not in recorded.stderr
     assert b"own" in plain.stderr and plain.stdout.count(b"\n") == 4
     assert b"same.py:22: DeprecationWarning: Lite Interpreter is deprecated" in plain.stderr  # still the user's line
     rec = load_recording(tmp_path / "rec.json")

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.test_ci_gate import CLEAN, commit, sample_repo
-from ts2export.baseline import fingerprint_findings
+from ts2export.ci.baseline import fingerprint_findings
 from ts2export.engine import FileResult
-from ts2export.report import COLORS, build, to_html, to_markdown
+from ts2export.ci.report import COLORS, build, to_html, to_markdown
 from ts2export.rule import Applicability, Finding
 
 MANUAL = 'import torch\n\ncu = torch.jit.CompilationUnit("def f(x):\\n    return x\\n")\n'

@@ -4,7 +4,7 @@ code yields findings and, where the example gives one, the result of the fix."""
 import pytest
 
 from ts2export.engine import Options, Task, analyze
-from ts2export.registry import all_rules
+from ts2export.engine.registry import all_rules
 from ts2export.rule import Applicability
 
 RULES = all_rules()

@@ -1,5 +1,5 @@
 """`python -m ts2export.artifact ...`: the artifact commands on their own (also used by --isolate)."""
 
-from ts2export.artifact_cli import make_app
+from ts2export.artifact.cli import make_app
 
 make_app()(prog_name="ts2export")

@@ -1,6 +1,6 @@
 """What the commands read from the program model after a run, without the model itself.
 
-The program model holds every file's syntax tree; the result cache (:mod:`ts2export.cache`) keeps
+The program model holds every file's syntax tree; the result cache (:mod:`ts2export.engine.cache`) keeps
 only these facts of it: the artifact table the reports print and the files each migration unit
 links (``check --diff-base`` checks the readers of what a changed file writes).
 """

@@ -123,7 +123,7 @@ def cli():
     import typer
     from typer.testing import CliRunner
 
-    from ts2export.artifact_cli import register
+    from ts2export.artifact.cli import register
 
     app = typer.Typer()
     register(app)

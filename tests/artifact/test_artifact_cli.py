@@ -6,7 +6,7 @@ import sys
 import pytest
 import typer
 
-from ts2export.artifact_cli import register
+from ts2export.artifact.cli import register
 
 from .conftest import ROOT
 
@@ -20,7 +20,7 @@ def test_register_adds_the_five_commands():
 
 @pytest.mark.slow
 def test_importing_the_cli_module_does_not_import_torch():
-    code = "import sys, ts2export.artifact_cli; print('torch' in sys.modules, 'executorch' in sys.modules)"
+    code = "import sys, ts2export.artifact.cli; print('torch' in sys.modules, 'executorch' in sys.modules)"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["False", "False"]

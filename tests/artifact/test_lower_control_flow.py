@@ -6,7 +6,7 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from ts2export.artifact_cli import make_app
+from ts2export.artifact.cli import make_app
 
 
 class TwoGates(torch.nn.Module):

@@ -34,7 +34,7 @@ def packaged(tmp_path_factory):
     from typer.testing import CliRunner
 
     from ts2export.artifact.convert import convert
-    from ts2export.artifact_cli import make_app
+    from ts2export.artifact.cli import make_app
 
     base = tmp_path_factory.getbasetemp()
     shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # one directory for all workers of this run

@@ -242,7 +242,7 @@ def test_isolated_verify_times_out(tmp_path, cli):
 def test_isolated_verify_reports_like_in_process(artifacts):
     cmd = [
         sys.executable, "-c",
-        "import sys; from ts2export.artifact_cli import make_app; make_app()(prog_name='ts2export', args=sys.argv[1:])",
+        "import sys; from ts2export.artifact.cli import make_app; make_app()(prog_name='ts2export', args=sys.argv[1:])",
         "verify", str(artifacts.torchscript("dict_tuple_outputs")), str(artifacts.pt2("dict_tuple_outputs")),
         "--isolate", "--format", "json",
     ]

@@ -11,7 +11,6 @@ the child; SIGINT too, unless the terminal already delivered it to the child's p
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -22,7 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ts2export import record_merge
+from ts2export.record import merge as record_merge
 
 SHARD_ENV = "TS2EXPORT_RECORD_DIR"
 SAMPLES_ENV = "TS2EXPORT_RECORD_SAMPLES"
@@ -45,13 +44,15 @@ def _ts2export_record_boot():
         try:
             import importlib.util
 
-            spec = importlib.util.spec_from_file_location("_ts2export_record_hooks", {hooks!r})
+            spec = importlib.util.spec_from_file_location("_ts2export_record_hooks", {hooks!r},
+                                                          submodule_search_locations=[_os.path.dirname({hooks!r})])
             module = importlib.util.module_from_spec(spec)
             _sys.modules[spec.name] = module
             spec.loader.exec_module(module)
             module.install(shard_dir)
         except Exception:
-            _sys.modules.pop("_ts2export_record_hooks", None)
+            for name in [n for n in _sys.modules if n.split(".")[0] == "_ts2export_record_hooks"]:
+                _sys.modules.pop(name, None)
     import importlib.machinery
     import importlib.util
 
@@ -122,7 +123,7 @@ def record(command: list[str], output: Path, samples_per_method: int = record_me
         shards = work / "shards"
         boot.mkdir()
         shards.mkdir()
-        hooks = Path(__file__).with_name("record_hooks.py").resolve()
+        hooks = (Path(__file__).parent / "hooks" / "__init__.py").resolve()  # a package loaded by path
         (boot / "sitecustomize.py").write_text(BOOTSTRAP.format(shard_env=SHARD_ENV, hooks=str(hooks)), encoding="utf-8")
         env = dict(os.environ)
         env["PYTHONPATH"] = str(boot) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")

@@ -27,9 +27,10 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ts2export.config import Config, load_config
-from ts2export.engine import FileResult, Options, Task, analyze
-from ts2export.discovery import file_kind
+from ts2export.engine.config import Config, load_config
+from ts2export.engine.discovery import file_kind
+from ts2export.engine.run import analyze
+from ts2export.engine.tasks import FileResult, Options, Task
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 _CASE_KEYS = {"description", "unsafe_fixes", "select", "run", "entry", "remaining", "held", "rtol", "atol", "timeout",
@@ -171,7 +172,7 @@ def migrate_tree(case: Case) -> Migration:
 
 def gated_tree(case: Case, files: dict[str, bytes], mode: str) -> Migration:
     """``apply --test`` on a scratch copy of ``before/``: what it keeps, what is left and held back."""
-    from ts2export.gated import gated_apply
+    from ts2export.engine.gated import gated_apply
 
     out = Migration()
     with tempfile.TemporaryDirectory(prefix="ts2export-gated-") as tmp:

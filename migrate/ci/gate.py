@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
-from ts2export import baseline as bl
-from ts2export.changed import ChangedError, changed_files, run_changed, select
+from ts2export.ci import baseline as bl
+from ts2export.ci.changed import ChangedError, changed_files, run_changed, select
 
 Run = Callable[[Optional[list[str]]], "object"]  # -> ts2export.engine.Run (.results, .program)
 
@@ -24,7 +24,7 @@ class GateError(Exception):
 
 def shown(path: Path) -> str:
     """A path as the user will want to read it: relative to the current folder when under it."""
-    from ts2export.discovery import display_path
+    from ts2export.engine.discovery import display_path
 
     return display_path(Path(path).absolute()).as_posix()
 
@@ -38,7 +38,7 @@ class Gate:
     """The paths, configuration and rule selection of one run."""
 
     given: list[Path]
-    cfg: object  # ts2export.config.Config
+    cfg: object  # ts2export.engine.config.Config
     select: list[str]
     ignore: list[str]
     _selected: Optional[set] = field(default=None, repr=False)
@@ -46,7 +46,7 @@ class Gate:
 
     @classmethod
     def load(cls, paths: Optional[Sequence[str]], config: Optional[Path], select=None, ignore=None) -> "Gate":
-        from ts2export.config import ConfigError, load_config
+        from ts2export.engine.config import ConfigError, load_config
 
         given = [Path(p) for p in (paths or ["."])]
         try:
@@ -66,7 +66,7 @@ class Gate:
 
     def rule_in_scope(self, rule_id: str, rel_path: str) -> bool:
         """Whether ``rule_id`` ran on the file ``rel_path`` (selection, per-file ignores)."""
-        from ts2export.registry import matches_selector, select_rules
+        from ts2export.engine.registry import matches_selector, select_rules
 
         if self._selected is None:
             import pathspec
@@ -104,7 +104,7 @@ def _under(path: Path, folders: Sequence[Path]) -> bool:
 def changed_run(gate: Gate, ref: str, run: Run) -> tuple[list, list[Path], str, object]:
     """Results of the files under the given paths changed against ``ref`` (and the readers they
     affect), the paths that scope baseline entries, and a line saying what was checked."""
-    from ts2export.discovery import DiscoveryError, discover
+    from ts2export.engine.discovery import DiscoveryError, discover
 
     try:
         changes = changed_files(ref, gate.given[0])
@@ -227,8 +227,8 @@ def record(gate: Gate, results: Sequence, output: Optional[Path]) -> tuple[Path,
 
 def report_data(gate: Gate, results: Sequence, baseline_file: Optional[Path]):
     """The report's data: every finding, and progress against the baseline when there is one."""
-    from ts2export.registry import all_rules
-    from ts2export.report import build
+    from ts2export.engine.registry import all_rules
+    from ts2export.ci.report import build
 
     pairs = gate.fingerprints(results)
     comparison = None

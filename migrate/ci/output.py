@@ -9,7 +9,7 @@ from typing import Sequence
 
 from ts2export import __version__
 from ts2export.engine import FileResult
-from ts2export.registry import all_rules
+from ts2export.engine.registry import all_rules
 from ts2export.rule import Finding
 
 FORMATS = ("text", "json", "sarif", "github")

@@ -1,9 +1,9 @@
 """Merging what `ts2export record` collected: shards of processes, and sites sharing an artifact.
 
-Each process under `ts2export record` writes one shard (see ts2export.record_hooks): per call site
+Each process under `ts2export record` writes one shard (see ts2export.record.hooks): per call site
 the inputs of every method, aggregated. `merge_shards` folds them into one recording; the same
 functions merge the methods of several call sites (the sites that saved or loaded one artifact) in
-ts2export.recording. Pure data: the standard library only.
+ts2export.record.recording. Pure data: the standard library only.
 """
 
 from __future__ import annotations

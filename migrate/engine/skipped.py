@@ -19,8 +19,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
-from ts2export.engine import FileResult, Options, Task, prefilter
-from ts2export.registry import select_rules
+from ts2export.engine.check import prefilter
+from ts2export.engine.registry import select_rules
+from ts2export.engine.tasks import FileResult, Options, Task
 
 ENGINE_KINDS = ("python", "cpp")
 TOO_LARGE = "too-large:"  # kind prefix of a set-aside source file, followed by its original kind

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ts2export import record_merge
+from ts2export.record import merge as record_merge
 
 
 class RecordingError(Exception):

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ts2export.engine import FileResult, Options, Task, analyze, unit_label
+from ts2export.engine.run import analyze
+from ts2export.engine.tasks import FileResult, Options, Task, unit_label
 from ts2export.textio import atomic_write_bytes
 
 _FAILED = re.compile(r"^(?:FAILED|ERROR)\s+(\S+)", re.MULTILINE)

@@ -10,7 +10,7 @@ from typing import Iterable
 import pathspec
 
 PYTHON_SUFFIXES = {".py", ".pyi"}
-NOTEBOOK_SUFFIXES = {".ipynb"}  # found so that they can be reported, never rewritten (ts2export.skipped)
+NOTEBOOK_SUFFIXES = {".ipynb"}  # found so that they can be reported, never rewritten (ts2export.engine.skipped)
 CPP_SUFFIXES = {".cpp", ".cc", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".cu", ".cuh", ".mm"}
 
 # Folders never worth scanning: virtualenvs, build outputs, caches, VCS metadata.

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 import ts2export
-from ts2export.engine import FileResult, Options, Run, Task
+from ts2export.engine.tasks import FileResult, Options, Run, Task
 from ts2export.model.facts import ProgramFacts
 from ts2export.rule import Applicability, Finding
 

@@ -1,9 +1,9 @@
 """The `record` command (run a program with its TorchScript entry points recorded) and
 `recorded-inputs` (show a recording, or write one of its samples for `verify --inputs`).
 
-`register(app)` adds it to the ts2export typer app. The work is in ts2export.record_run (running,
-merging) and ts2export.record_hooks (what runs inside the program); the recording is read back with
-ts2export.recording.
+`register(app)` adds it to the ts2export typer app. The work is in ts2export.record.run (running,
+merging) and ts2export.record.hooks (what runs inside the program); the recording is read back with
+ts2export.record.recording.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def record_cmd(
     call's inputs, which dims varied, and a few real input samples. CMD's output and exit code are
     unchanged: `ts2export record` exits with CMD's code (128+N when a signal N ended it), or 2 when
     CMD cannot be started or the recording cannot be written."""
-    from ts2export.record_run import RecordError, record
+    from ts2export.record.run import RecordError, record
 
     try:
         result = record(list(command or []), output, samples, sample_bytes)
@@ -56,7 +56,7 @@ def recorded_inputs_cmd(
     """Show what a recording holds: every call site and artifact, or for one of them (--at FILE:LINE,
     --artifact PATH) the example-input code and dynamic shapes built from the recorded calls. With
     -o, write a recorded input sample as a tuple of tensors for `ts2export verify --inputs`."""
-    from ts2export.recording import RecordingError, load_recording, write_verify_inputs
+    from ts2export.record.recording import RecordingError, load_recording, write_verify_inputs
 
     try:
         rec = load_recording(recording)

@@ -1,0 +1,300 @@
+"""One file: a textual pre-filter, a decode and compile check, a libcst parse, then rounds: every
+selected rule runs in one batched visit; suppressed findings are dropped, and so are catch-all
+findings that a specific rule covers; in fix mode the program model's decision is applied and the
+fixes it lets through are written (:mod:`.fixes`), until nothing applicable is left."""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import os
+import re
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+
+from ts2export.engine.fixes import apply_round, fix_key
+from ts2export.engine.registry import AnyRule, matches_selector, select_rules
+from ts2export.engine.tasks import FileResult, Options, Task, mode_allows
+from ts2export.model.decision import FileDecision
+from ts2export.rule import Applicability, Finding, ProgramView, Rule, RuleContext, TextRule, defs_from
+
+
+MAX_FIX_ROUNDS = 8
+_SUPPRESS = re.compile(r"(?:#|//)\s*ts2export:\s*ignore(?:\[([^\]]*)\])?", re.IGNORECASE)
+
+
+def suppressions(source: str) -> dict[int, set[str] | None]:
+    """Line (1-based) -> rule ids suppressed there (None: all)."""
+    out: dict[int, set[str] | None] = {}
+    if "ts2export" not in source:
+        return out
+    for lineno, line in enumerate(source.splitlines(), start=1):
+        m = _SUPPRESS.search(line)
+        if not m:
+            continue
+        if m.group(1) is None:
+            out[lineno] = None
+        else:
+            ids = {s.strip().upper() for s in m.group(1).split(",") if s.strip()}
+            out[lineno] = ids or None
+    return out
+
+
+def _is_suppressed(f: Finding, table: dict[int, set[str] | None]) -> bool:
+    for line in {f.line, f.end_line} if f.end_line else {f.line}:
+        if line in table:
+            ids = table[line]
+            if ids is None or matches_selector(f.rule_id, ids):
+                return True
+    return False
+
+
+def _analyze(
+    module: cst.Module, path: str, source: str, rules: Sequence[type[Rule]], options: Options,
+    view: ProgramView | None = None,
+) -> tuple[list[Finding], int, MetadataWrapper]:
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    full = os.environ.get("TS2EXPORT_FULL_METADATA") == "1"  # the reference path (see RuleContext)
+    ctx = RuleContext(path=path, source=source, options=options.rule_options, program=view or ProgramView(),
+                      full_metadata=full)
+    instances = [r(ctx) for r in rules]
+    wrapper.visit_batched(instances)
+    findings: list[Finding] = []
+    if not full and not any(rule.findings for rule in instances):
+        return findings, 0, wrapper  # positions and parents are full walks of the tree: only for findings
+    positions = wrapper.resolve(PositionProvider)
+    parents = wrapper.resolve(ParentNodeProvider)
+    for rule in instances:
+        for node, message, fix, appl in rule.findings:
+            pos = positions[node]
+            defs = defs_from(node if isinstance(node, (cst.FunctionDef, cst.ClassDef)) else parents.get(node), parents.get)
+            spans = ()
+            if fix is not None:
+                spans = tuple(((positions[e.node].start.line, positions[e.node].start.column),
+                               (positions[e.node].end.line, positions[e.node].end.column),
+                               _replacement_code(module, e.replacement))
+                              for e in fix.edits if e.node in positions)
+            findings.append(
+                Finding(
+                    rule_id=rule.id,
+                    path=path,
+                    line=pos.start.line,
+                    column=pos.start.column + 1,
+                    end_line=pos.end.line,
+                    end_column=pos.end.column + 1,
+                    message=message,
+                    applicability=appl,
+                    fallback=rule.fallback,
+                    fix=fix,
+                    anchor=anchor(rule.id, defs, module.code_for_node(node)),
+                    defs=defs,
+                    fix_spans=spans,
+                )
+            )
+    findings = _drop_covered_fallbacks(findings)
+    table = suppressions(source)
+    kept = [f for f in findings if not _is_suppressed(f, table)]
+    return kept, len(findings) - len(kept), wrapper
+
+
+def _replacement_code(module: cst.Module, replacement) -> str:
+    """The code an edit writes, without whitespace (to tell whether it keeps a construct)."""
+    if isinstance(replacement, cst.RemovalSentinel):
+        return ""
+    nodes = replacement.nodes if isinstance(replacement, cst.FlattenSentinel) else [replacement]
+    return re.sub(r"\s+", "", "".join(module.code_for_node(n) for n in nodes))
+
+
+def anchor(rule_id: str, defs: Sequence[str], code: str) -> str:
+    """A name for a finding that survives fixes elsewhere in the file: its rule, the top-level
+    definition around it and its own code (whitespace aside). Identical constructs in one
+    top-level definition share it, and are held back together."""
+    top = defs[-1] if defs else ""
+    digest = hashlib.sha1(re.sub(r"\s+", "", code).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{rule_id}:{top}:{digest}"
+
+
+def _drop_covered_fallbacks(findings: list[Finding]) -> list[Finding]:
+    specific = sorted(((s.line, s.column), (s.end_line, s.end_column)) for s in findings if not s.fallback)
+    if len(specific) == len(findings):
+        return findings
+    # A fallback finding is covered when a specific one starts at or before it and ends after its
+    # start: the furthest end among the specific findings that start at or before it tells.
+    starts = [start for start, _ in specific]
+    furthest: list[tuple[int, int]] = []
+    for _, end in specific:
+        furthest.append(max(end, furthest[-1]) if furthest else end)
+
+    def covered(f: Finding) -> bool:
+        start = (f.line, f.column)
+        i = bisect.bisect_right(starts, start) - 1
+        return i >= 0 and start < furthest[i]
+
+    return [f for f in findings if not f.fallback or not covered(f)]
+
+
+def _allowed(f: Finding, mode: str | None) -> bool:
+    return f.fix is not None and mode_allows(f.applicability, mode)
+
+
+def decode_for_diff(data: bytes) -> str:
+    """Text of a Python file in its declared encoding (BOM and PEP 263 cookie honoured)."""
+    import io
+    import tokenize
+
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError:
+        encoding = "utf-8"
+    return data.decode(encoding, errors="surrogateescape")
+
+
+def prefilter(data: bytes, rules: Iterable[AnyRule]) -> bool:
+    """Cheap textual test: can this file contain anything the rules look for?"""
+    for rule in rules:
+        if any(t.encode() in data for t in rule.triggers) and all(
+                any(s.encode() in data for s in group) for group in getattr(rule, "also_requires", ())):
+            return True
+    return False
+
+
+def process_python(data: bytes, path: str, rules: Sequence[type[Rule]], options: Options, result: FileResult,
+                   decision: FileDecision | None = None, view: ProgramView | None = None) -> None:
+    import io
+    import tokenize
+
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        text = data.decode(encoding)
+    except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
+        reason = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+        result.error = f"cannot decode: {reason} (add a PEP 263 coding comment or save it as UTF-8)"
+        return
+    try:
+        compile(text.lstrip("\ufeff"), path, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        result.error = f"syntax error at line {exc.lineno}, column {exc.offset}: {exc.msg}"
+        return
+    except ValueError as exc:
+        result.error = f"cannot compile: {exc}"
+        return
+    except (MemoryError, RecursionError):  # CPython's parser gives up on very deep nesting this way
+        result.error = "too deeply nested for the parser"
+        return
+    try:
+        module = cst.parse_module(data)
+    except (cst.ParserSyntaxError, SyntaxError) as exc:
+        where = f"line {exc.raw_line}, column {exc.raw_column + 1}: {exc.message}" if isinstance(exc, cst.ParserSyntaxError) else str(exc)
+        result.error = f"cannot parse (libcst) at {where}"
+        return
+    # libcst drops a file's last newline when it is a lone "\r" (old Mac line ends): keep what it
+    # drops at the end, and refuse to rewrite a file it would change anywhere else.
+    code = module.code  # rendered once here and reused by the first round (a full walk of the tree)
+    rendered = code.encode(module.encoding)
+    lost = data[len(rendered):] if rendered != data and data.startswith(rendered) else b""
+    if rendered + lost != data:
+        result.error = "cannot rewrite faithfully: libcst does not reproduce this file byte for byte"
+        return
+    dropped: set = set()
+    changed = False
+    findings: list[Finding] = []
+    decision = decision or FileDecision({}, {}, {})
+    for _round in range(MAX_FIX_ROUNDS + 1):
+        findings, suppressed, wrapper = _analyze(module, path, code, rules, options, view)
+        if _round == 0:
+            result.suppressed = suppressed
+        for f in findings:
+            decide(f, decision, options.mode)
+        candidates = [f for f in findings if not f.held and _allowed(f, options.fix) and fix_key(f, module) not in dropped]
+        if not candidates or _round == MAX_FIX_ROUNDS:
+            break
+        new, applied = apply_round(wrapper, candidates, path, dropped, result.notes)
+        if new is None:
+            continue  # every candidate was dropped; analyse again so the findings are current
+        for f in applied:
+            f.fixed = True
+        result.fixed.extend(applied)
+        module = new
+        code = module.code
+        changed = True
+    result.findings = findings
+    if changed:
+        result.new = module.bytes + lost
+
+
+def decide(f: Finding, decision: FileDecision, mode: str) -> None:
+    """Apply the program model's decision to a finding: held back (with the reason) or not (only
+    fixes that this run's mode writes are held back)."""
+    f.unit = decision.units.get(f.anchor)
+    if not mode_allows(f.applicability, mode):
+        return
+    reason = decision.held.get(f.anchor)
+    if reason is None:
+        from ts2export.engine.registry import rule_by_id
+
+        rule = rule_by_id(f.rule_id)
+        reason = decision.region_hold(f.defs, getattr(rule, "keeps_torchscript", False), getattr(rule, "keeps_tracing", False))
+    f.held = reason
+
+
+def process_text(data: bytes, path: str, rules: Sequence[type[TextRule]], options: Options, result: FileResult) -> None:
+    text = data.decode("utf-8", errors="replace")
+    table = suppressions(text)
+    ctx = RuleContext(path=path, source=text, options=options.rule_options)
+    for rule_cls in rules:
+        for tf in rule_cls(ctx).check(text):
+            f = Finding(rule_cls.id, path, tf.line, tf.column, tf.message, Applicability.NONE, end_line=tf.line)
+            if _is_suppressed(f, table):
+                result.suppressed += 1
+            else:
+                result.findings.append(f)
+
+
+def process_file(task: Task, options: Options) -> FileResult:
+    """Check (and, in fix mode, fix in memory) one file. Never raises for a user's file."""
+    try:
+        data = Path(task.path).read_bytes()
+    except OSError as exc:
+        return FileResult(path=task.path, error=f"cannot read: {exc.strerror or exc}")
+    return process_bytes(data, task, options)
+
+
+def process_bytes(data: bytes, task: Task, options: Options) -> FileResult:
+    """Check (and fix, in memory) the contents of one file."""
+    result = FileResult(path=task.path, original=data)
+    rules = [r for r in select_rules(options.select, options.ignore + task.ignored) if task.kind in r.file_kinds]
+    rules = [r for r in rules if prefilter(data, (r,))]  # only the rules this file can trigger
+    if not rules:
+        return result
+    try:
+        if task.kind == "python":
+            process_python(data, task.path, [r for r in rules if issubclass(r, Rule)], options, result,
+                           task.decision, task.view)
+        else:
+            process_text(data, task.path, [r for r in rules if issubclass(r, TextRule)], options, result)
+    except RecursionError:
+        result.error = "too deeply nested for the parser"
+    except Exception as exc:  # a bug in a rule must not stop the run or hide the file
+        result.error = f"internal error while checking ({type(exc).__name__}: {exc}); please report it"
+        if os.environ.get("TS2EXPORT_DEBUG"):
+            import traceback
+
+            result.notes.append(traceback.format_exc())
+        result.findings, result.new = [], None
+    result.findings.sort(key=Finding.sort_key)
+    result.fixed.sort(key=Finding.sort_key)
+    for f in result.findings + result.fixed:
+        f.fix = None  # edits hold libcst nodes: not needed past this point, costly to pickle
+    if not result.changed:  # only a changed file needs its contents sent back (for diff/apply)
+        result.original = result.new = None
+    return result
+
+
+def run_one(args: tuple[Task, Options]) -> FileResult:
+    task, options = args
+    if task.data is not None:
+        return process_bytes(task.data, task, options)
+    return process_file(task, options)
