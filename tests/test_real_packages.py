@@ -1,4 +1,4 @@
-"""The pure parts of scripts/real_packages.py (test log, outcomes, attribution, classification,
+"""The pure parts of scripts/real_packages.py (scripts/real_packages_report.py: test log, outcomes, attribution, classification,
 rendering) and its pytest probe, without network or package installs."""
 
 from __future__ import annotations
@@ -16,15 +16,16 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _load():
-    spec = importlib.util.spec_from_file_location("real_packages", ROOT / "scripts" / "real_packages.py")
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
-    sys.modules["real_packages"] = module
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 
 
-rp = _load()
+rp = _load("real_packages")  # the runner (it imports its pure parts from beside it)
+pure = sys.modules["real_packages_report"]  # its pure parts
 
 
 def rec(nodeid, when, outcome, **kw):
@@ -34,8 +35,8 @@ def rec(nodeid, when, outcome, **kw):
 def test_read_log_drops_a_torn_last_line(tmp_path):
     log = tmp_path / "run.jsonl"
     log.write_text(json.dumps(rec("t.py::a", "call", "passed")) + "\n" + '{"kind": "test", "nodeid": "t.py::b", "wh')
-    assert [r["nodeid"] for r in rp.read_log(log)] == ["t.py::a"]
-    assert rp.read_log(tmp_path / "absent.jsonl") == []
+    assert [r["nodeid"] for r in pure.read_log(log)] == ["t.py::a"]
+    assert pure.read_log(tmp_path / "absent.jsonl") == []
 
 
 def test_outcomes_combine_the_phases():
@@ -50,12 +51,12 @@ def test_outcomes_combine_the_phases():
         rec("t.py::cut", "setup", "passed"),  # the run was killed during the call
         {"kind": "collect", "nodeid": "broken_test.py", "text": "E   ImportError: nope"},
     ]
-    out = rp.test_outcomes(records)
+    out = pure.test_outcomes(records)
     assert {k: v["outcome"] for k, v in out.items()} == {
         "t.py::ok": "passed", "t.py::bad": "failed", "t.py::fixture": "error", "t.py::down": "error",
         "t.py::skip": "skipped", "t.py::xf": "xfailed", "t.py::xp": "xpassed", "t.py::cut": "error",
     }
-    summary = rp.run_summary(records, out)
+    summary = pure.run_summary(records, out)
     assert (summary["tests"], summary["passed"], summary["failed"], summary["errors"], summary["skipped"]) == (8, 1, 1, 3, 1)
     assert summary["collect_errors"] == ["broken_test.py"]
 
@@ -63,15 +64,15 @@ def test_outcomes_combine_the_phases():
 def test_changed_hunks_and_the_findings_they_apply():
     before = "import torch\n\nm = torch.jit.script(M())\ny = m(x)\n"
     after = "import torch\n\nm = torch.export.export(M(), (x,)).module()\ny = m(x)\n"
-    hunks = {"a.py": rp.changed_hunks(before, after)}
+    hunks = {"a.py": pure.changed_hunks(before, after)}
     assert hunks["a.py"] == [(3, 4, 3, 4)]
     findings = [
         {"rule": "TSX302", "path": "a.py", "line": 3, "end_line": 3, "column": 5, "fix": "unsafe", "message": "script"},
         {"rule": "TSX101", "path": "a.py", "line": 4, "end_line": 4, "column": 1, "fix": "safe", "message": "other"},
         {"rule": "TSX401", "path": "b.py", "line": 3, "end_line": 3, "column": 1, "fix": "unsafe", "message": "unchanged file"},
     ]
-    assert [f["rule"] for f in rp.applied_findings(findings, "unsafe", hunks)] == ["TSX302"]
-    assert rp.applied_findings(findings, "safe", hunks) == []  # TSX302 is unsafe; TSX101's line did not change
+    assert [f["rule"] for f in pure.applied_findings(findings, "unsafe", hunks)] == ["TSX302"]
+    assert pure.applied_findings(findings, "safe", hunks) == []  # TSX302 is unsafe; TSX101's line did not change
 
 
 def test_a_failure_is_blamed_on_the_rewrite_its_traceback_runs_through(tmp_path):
@@ -86,11 +87,11 @@ def test_a_failure_is_blamed_on_the_rewrite_its_traceback_runs_through(tmp_path)
         {"path": str(tree / "pkg" / "ops.py"), "line": 13, "exc": "RuntimeError", "lines": []},
         {"path": "/usr/lib/python3/site-packages/torch/_higher_order_ops/cond.py", "line": 99, "exc": "", "lines": []},
     ]}
-    causes = rp.attribute(report, "tests/test_ops.py::test_a", tree, hunks, applied)
+    causes = pure.attribute(report, "tests/test_ops.py::test_a", tree, hunks, applied)
     assert [(c["rule"], c["via"]) for c in causes] == [("TSX401", "frame pkg/ops.py:13")]
     # no frame inside a rewritten run of lines: every applied finding of the files involved, labelled weak
     report = {"frames": [{"path": "tests/test_ops.py", "line": 30, "exc": "", "lines": []}]}
-    causes = rp.attribute(report, "tests/test_ops.py::test_b", tree, hunks, applied)
+    causes = pure.attribute(report, "tests/test_ops.py::test_b", tree, hunks, applied)
     assert [(c["rule"], c["via"]) for c in causes] == [("TSX302", "same file tests/test_ops.py")]
 
 
@@ -116,7 +117,7 @@ def test_a_torchscript_compile_error_is_blamed_on_the_decorator_removed_from_its
     after = before.replace("    @torch.jit.unused\n", "")
     (tree / "pkg").mkdir(parents=True)
     (tree / "pkg" / "nn.py").write_text(after)
-    hunks = {"pkg/nn.py": rp.changed_hunks(before, after)}
+    hunks = {"pkg/nn.py": pure.changed_hunks(before, after)}
     assert hunks["pkg/nn.py"] == [(5, 6, 5, 5)]
     applied = [{"rule": "TSX101", "path": "pkg/nn.py", "line": 5, "end_line": 5, "column": 5, "fix": "safe", "message": "unused"},
                {"rule": "TSX501", "path": "pkg/nn.py", "line": 11, "end_line": 12, "column": 9, "fix": "safe", "message": "guard"}]
@@ -126,29 +127,29 @@ def test_a_torchscript_compile_error_is_blamed_on_the_decorator_removed_from_its
                          {"chain": 0, "path": "/venv/lib/python3.11/site-packages/torch/jit/_script.py", "line": 1500,
                           "exc": "RuntimeError", "lines": []}],
               "messages": [message]}
-    assert rp.frames_in_tree(report, tree) == [("tests/test_nn.py", 9), ("pkg/nn.py", 5)]
-    causes = rp.attribute(report, "tests/test_nn.py::test_script", tree, hunks, applied)
+    assert pure.frames_in_tree(report, tree) == [("tests/test_nn.py", 9), ("pkg/nn.py", 5)]
+    causes = pure.attribute(report, "tests/test_nn.py::test_script", tree, hunks, applied)
     assert [(c["rule"], c["line"], c["via"]) for c in causes] == [("TSX101", 5, "frame pkg/nn.py:5")]
     # a location further down the same function still finds the decorator removed above it
     report["messages"] = [message.replace("line 5", "line 7")]
-    causes = rp.attribute(report, "tests/test_nn.py::test_script", tree, hunks, applied)
+    causes = pure.attribute(report, "tests/test_nn.py::test_script", tree, hunks, applied)
     assert [(c["rule"], c["via"]) for c in causes] == [("TSX101", "function symbols at pkg/nn.py:7")]
-    assert rp.error_line(report) == "RuntimeError: Expression of type dots cannot be used in a type expression:"
-    assert rp.enclosing_def(after, 12) == ("forward", 9, 12)
+    assert pure.error_line(report) == "RuntimeError: Expression of type dots cannot be used in a type expression:"
+    assert pure.enclosing_def(after, 12) == ("forward", 9, 12)
     # a rewrite below the failing line of a function never ran: it is not blamed; one above it is
     report = {"frames": [{"chain": 0, "path": "pkg/nn.py", "line": 9, "exc": "RuntimeError", "lines": []}]}
     hunks["pkg/nn.py"].append((11, 13, 10, 11))  # say the guard in forward was rewritten
-    causes = rp.attribute(report, "tests/test_nn.py::test_script", tree, hunks, applied)
+    causes = pure.attribute(report, "tests/test_nn.py::test_script", tree, hunks, applied)
     assert {c["via"] for c in causes} == {"same file pkg/nn.py"}  # only the weak link is left
     report["frames"][0]["line"] = 12
-    causes = rp.attribute(report, "tests/test_nn.py::test_script", tree, hunks, applied)
+    causes = pure.attribute(report, "tests/test_nn.py::test_script", tree, hunks, applied)
     assert [(c["rule"], c["via"]) for c in causes] == [("TSX501", "function forward at pkg/nn.py:12")]
 
 
 def test_a_knock_on_compile_failure_says_so(tmp_path):
     report = _failure("/venv/lib/python3.11/site-packages/torch/jit/_recursive.py", 400, "cu.define(...)",
                       "RuntimeError: Can't redefine method: __symbols_getter on class: __torch__.pkg.m.Net (of Python compilation unit at: 0x55c1ee077920)")
-    cls, reason = rp.classify("tests/t.py::test_b", report, tmp_path, {"tests/t.py"}, [], {})
+    cls, reason = pure.classify("tests/t.py::test_b", report, tmp_path, {"tests/t.py"}, [], {})
     assert cls == "broken" and reason.endswith("(a knock-on: an earlier test in the same process failed to compile this class)")
 
 
@@ -161,20 +162,20 @@ def test_classification_counts_apart_only_assertions_on_torchscript_itself(tmp_p
     tree = tmp_path / "pkg-1.0"
     tests = {"tests/test_m.py"}
     ts = _failure("tests/test_m.py", 12, "assert isinstance(m, torch.jit.ScriptModule)", "AssertionError: assert False")
-    assert rp.classify("tests/test_m.py::t", ts, tree, tests, [])[0] == "torchscript-assertion"
+    assert pure.classify("tests/test_m.py::t", ts, tree, tests, [])[0] == "torchscript-assertion"
     graph = _failure("tests/test_m.py", 14, 'assert "aten::add" in str(m.graph)', "AttributeError: 'GraphModule' object has no attribute 'graph'")
-    assert rp.classify("tests/test_m.py::t", graph, tree, tests, [])[0] == "torchscript-assertion"
+    assert pure.classify("tests/test_m.py::t", graph, tree, tests, [])[0] == "torchscript-assertion"
     # the same kind of statement inside the library is a breakage, not a TorchScript assertion
     lib = _failure("pkg/m.py", 14, "assert isinstance(m, torch.jit.ScriptModule)", "AssertionError")
-    assert rp.classify("tests/test_m.py::t", lib, tree, tests, [])[0] == "broken"
+    assert pure.classify("tests/test_m.py::t", lib, tree, tests, [])[0] == "broken"
     # a wrong value is a breakage, whatever the test looks like
     value = _failure("tests/test_m.py", 20, "assert torch.allclose(out, ref)", "AssertionError: assert False")
-    cls, reason = rp.classify("tests/test_m.py::t", value, tree, tests, [])
+    cls, reason = pure.classify("tests/test_m.py::t", value, tree, tests, [])
     assert cls == "broken" and "no rewritten code on its traceback" in reason
     export = _failure("tests/test_m.py", 9, "m = torch.export.export(f, (x,)).module()", "ValueError: Expected `mod` to be an instance of `torch.nn.Module`")
-    cls, reason = rp.classify("tests/test_m.py::t", export, tree, tests, [{"rule": "TSX302"}])
+    cls, reason = pure.classify("tests/test_m.py::t", export, tree, tests, [{"rule": "TSX302"}])
     assert cls == "broken" and reason.startswith("ValueError: Expected `mod`")
-    assert rp.classify("tests/test_m.py::t", None, tree, tests, [])[0] == "not-run"
+    assert pure.classify("tests/test_m.py::t", None, tree, tests, [])[0] == "not-run"
 
 
 def test_the_root_cause_is_named_first_and_decides_the_class(tmp_path):
@@ -189,16 +190,16 @@ def test_the_root_cause_is_named_first_and_decides_the_class(tmp_path):
         "messages": ["AttributeError: 'WaveletTensorTuple' object has no attribute 'dim'",
                      "Failed: DID NOT WARN. No warnings of type (<class 'Warning'>,) were emitted.\n Emitted warnings: []."],
     }
-    assert rp.error_line(chained) == ("AttributeError: 'WaveletTensorTuple' object has no attribute 'dim' "
+    assert pure.error_line(chained) == ("AttributeError: 'WaveletTensorTuple' object has no attribute 'dim' "
                                       "(then: Failed: DID NOT WARN. No warnings of type (<class 'Warning'>,) were emitted.)")
-    assert rp.failing_source(chained)[:2] == ("tests/test_jit.py", 57)
+    assert pure.failing_source(chained)[:2] == ("tests/test_jit.py", 57)
     hunks = {"tests/test_jit.py": [(46, 51, 47, 58)]}
-    assert rp.classify("tests/test_jit.py::test_a", chained, tree, tests, [{"rule": "TSX303"}], hunks)[0] == "broken"
+    assert pure.classify("tests/test_jit.py::test_a", chained, tree, tests, [{"rule": "TSX303"}], hunks)[0] == "broken"
     # the warning alone is missing, around a rewritten TorchScript call: the test checked TorchScript's warning
     alone = {"frames": [chained["frames"][1]], "messages": [chained["messages"][1]]}
-    cls, reason = rp.classify("tests/test_jit.py::test_a", alone, tree, tests, [], hunks)
+    cls, reason = pure.classify("tests/test_jit.py::test_a", alone, tree, tests, [], hunks)
     assert cls == "torchscript-assertion" and "pytest.warns(Warning)" in reason
-    assert rp.classify("tests/test_jit.py::test_a", alone, tree, tests, [], {})[0] == "broken"  # nothing rewritten there
+    assert pure.classify("tests/test_jit.py::test_a", alone, tree, tests, [], {})[0] == "broken"  # nothing rewritten there
 
 
 def test_compare_names_each_test_that_fails_only_after(tmp_path):
@@ -209,7 +210,7 @@ def test_compare_names_each_test_that_fails_only_after(tmp_path):
     after = {"t.py::a": {"outcome": "passed", "report": None}, "t.py::b": {"outcome": "failed", "report": fail},
              "t.py::d": {"outcome": "passed", "report": None}, "t.py::e": {"outcome": "skipped", "report": None}}
     records = [{"kind": "collect", "nodeid": "u.py", "text": "E   ImportError: cannot import name 'cond'"}]
-    out = rp.compare(before, after, records, tree, {}, [], {"t.py", "u.py"})
+    out = pure.compare(before, after, records, tree, {}, [], {"t.py", "u.py"})
     got = {r["test"]: (r["class"], r["after"]) for r in out["regressions"]}
     assert got == {"t.py::b": ("broken", "failed"), "u.py::c": ("not-run", "missing"), "t.py::e": ("broken", "skipped")}
     assert next(r for r in out["regressions"] if r["test"] == "u.py::c")["reason"] == "collection error: ImportError: cannot import name 'cond'"
@@ -230,13 +231,13 @@ Fixed 1 finding in 1 file. Found 2 TorchScript findings in 2 of 15 files (1 more
 
 
 def test_parse_apply_left():
-    left = rp.parse_apply_left(APPLY_OUT)
+    left = pure.parse_apply_left(APPLY_OUT)
     assert [(f["rule"], f["path"], f["line"], f["column"]) for f in left] == [
         ("TSX401", "julius/resample.py", 143, 14), ("TSX302", "tests/test_filters.py", 65, 18)]
     assert left[1]["message"].endswith("needs example inputs")
-    assert rp.parse_apply_left(APPLY_OUT.replace("Found 2", "Found 3")) is None  # disagrees: ask scan instead
-    assert rp.parse_apply_left("\nFixed 0 findings in 0 files. Found 0 TorchScript findings in 0 of 3 files.\n") == []
-    assert rp.rule_counts(left) == {"TSX302": 1, "TSX401": 1}
+    assert pure.parse_apply_left(APPLY_OUT.replace("Found 2", "Found 3")) is None  # disagrees: ask scan instead
+    assert pure.parse_apply_left("\nFixed 0 findings in 0 files. Found 0 TorchScript findings in 0 of 3 files.\n") == []
+    assert pure.rule_counts(left) == {"TSX302": 1, "TSX401": 1}
 
 
 def _results():
@@ -258,14 +259,14 @@ def _results():
 
 
 def test_render_markdown_and_text():
-    md = rp.render_markdown(_results())
-    assert md.startswith(rp.DOC_BEGIN) and md.endswith(rp.DOC_END)
+    md = pure.render_markdown(_results())
+    assert md.startswith(pure.DOC_BEGIN) and md.endswith(pure.DOC_END)
     assert "Measured 2026-11-30 with torch 2.13.0 (CPU), Python 3.11.7, ts2export at `abc1234`. Before the rework." in md
     assert "| pkg 1.0 | 12 | 10 | `apply --unsafe-fixes` | 8 | 1 | 1 | 2 | 2 | 1 (TSX401 1) |" in md
     assert "| gone 2.0 | – |" in md and "error: the sdist of gone 2.0 has no tests" in md
     assert "- `tests/t.py::test_a`, broken: ValueError: Expected `mod` \\| x — TSX302 at `tests/t.py:5`" in md
     assert "- `tests/t.py::test_graph`, torchscript-assertion: asserts on TorchScript itself" in md
-    text = rp.render_text(_results())
+    text = pure.render_text(_results())
     assert ("apply --unsafe-fixes: 8 passed after; 1 fail only after, 1 TorchScript-asserting; 2 files changed; "
             "fixed 2 (TSX302 2 matched to changed lines); left TSX401 1") in text
     assert "<- TSX302 tests/t.py:5 (frame tests/t.py:5)" in text
@@ -279,7 +280,7 @@ def test_cases_of_one_test_that_fail_alike_are_grouped_in_the_doc():
                             "reason": "AttributeError: no dim", "causes": [cause]} for i in range(3)]
     mode["regressions"].append({"test": "tests/t.py::test_jit[9]", "class": "broken", "after": "failed",
                                 "reason": "RuntimeError: other", "causes": []})
-    md = rp.render_markdown(results)
+    md = pure.render_markdown(results)
     assert "- `tests/t.py::test_jit` (3 cases), broken: AttributeError: no dim — TSX301 at `tests/t.py:46` (same file only)" in md
     assert "- `tests/t.py::test_jit[9]`, broken: RuntimeError: other — no rewritten code found on its path" in md
 
@@ -295,12 +296,12 @@ def test_exit_code():
 
 
 def test_update_doc_replaces_only_the_generated_section():
-    section = rp.render_markdown(_results())
-    doc = f"# Reliability\n\nIntro.\n\n{rp.DOC_BEGIN}\nold table\n{rp.DOC_END}\n\n## Later\n"
-    new = rp.update_doc(doc, section)
+    section = pure.render_markdown(_results())
+    doc = f"# Reliability\n\nIntro.\n\n{pure.DOC_BEGIN}\nold table\n{pure.DOC_END}\n\n## Later\n"
+    new = pure.update_doc(doc, section)
     assert new == f"# Reliability\n\nIntro.\n\n{section}\n\n## Later\n"
-    assert rp.update_doc(new, section) == new
-    assert rp.update_doc("# Reliability\n", section) == f"# Reliability\n\n{section}\n"
+    assert pure.update_doc(new, section) == new
+    assert pure.update_doc("# Reliability\n", section) == f"# Reliability\n\n{section}\n"
 
 
 @pytest.mark.slow
@@ -352,21 +353,21 @@ def test_the_probe_logs_every_outcome_frame_and_imported_copy(tmp_path, workers)
     if workers:
         cmd += ["-n", str(workers)]
     subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, timeout=300)
-    records = rp.read_log(log)
-    outcomes = rp.test_outcomes(records)
+    records = pure.read_log(log)
+    outcomes = pure.test_outcomes(records)
     assert {k: v["outcome"] for k, v in outcomes.items()} == {
         "tests/test_a.py::test_pass": "passed", "tests/test_a.py::test_fail": "failed",
         "tests/test_a.py::test_error": "error", "tests/test_a.py::test_skip": "skipped",
         "tests/test_a.py::test_xfail": "xfailed", "tests/test_a.py::test_chain": "failed"}
     assert len([r for r in records if r.get("kind") == "test"]) == 17  # each phase once, never twice under xdist
-    assert rp.run_summary(records, outcomes)["collect_errors"] == ["tests/test_broken.py"]
+    assert pure.run_summary(records, outcomes)["collect_errors"] == ["tests/test_broken.py"]
     fail = outcomes["tests/test_a.py::test_fail"]["report"]
-    assert rp.frames_in_tree(fail, tree) == [("tests/test_a.py", 8), ("mypkg/__init__.py", 2)]
-    assert rp.error_line(fail) == "RuntimeError: boom 3"
-    assert rp.failing_source(fail)[2] == "raise RuntimeError('boom ' + str(x))"
+    assert pure.frames_in_tree(fail, tree) == [("tests/test_a.py", 8), ("mypkg/__init__.py", 2)]
+    assert pure.error_line(fail) == "RuntimeError: boom 3"
+    assert pure.failing_source(fail)[2] == "raise RuntimeError('boom ' + str(x))"
     chain = outcomes["tests/test_a.py::test_chain"]["report"]
-    assert rp.error_line(chain) == "RuntimeError: boom 4 (then: ValueError: then this)"
-    path, line, source = rp.failing_source(chain)
-    assert (rp.relative_to_tree(path, tree), line, source) == ("mypkg/__init__.py", 2, "raise RuntimeError('boom ' + str(x))")
-    files = rp.module_files(records)
-    assert files and all(rp.relative_to_tree(f, tree) == "mypkg/__init__.py" for f in files)
+    assert pure.error_line(chain) == "RuntimeError: boom 4 (then: ValueError: then this)"
+    path, line, source = pure.failing_source(chain)
+    assert (pure.relative_to_tree(path, tree), line, source) == ("mypkg/__init__.py", 2, "raise RuntimeError('boom ' + str(x))")
+    files = pure.module_files(records)
+    assert files and all(pure.relative_to_tree(f, tree) == "mypkg/__init__.py" for f in files)

@@ -11,7 +11,8 @@ from typing import Sequence
 
 from ts2export.engine.check import decide, run_one
 from ts2export.engine.tasks import FileResult, Options, Run, Task, mode_allows, unit_label
-from ts2export.model.decision import Decision, ScanFinding
+from ts2export.model.decision import Decision
+from ts2export.model.findings import ScanFinding
 from ts2export.model.program import Program
 
 

@@ -18,40 +18,14 @@ from typing import Iterable, Sequence
 
 from ts2export.model import pathpattern as ap
 from ts2export.model.files import Files
+from ts2export.model.findings import ScanFinding
 from ts2export.model.links import Links
-from ts2export.model.pyfile import Pos
 from ts2export.model.reach import Reach
 from ts2export.model.sites import (
     CALL_SITES, COMPILERS, ENTRY_CLASS, ENTRY_DECORATOR, ENTRY_IF_TRACING, ENTRY_SCRIPT, ENTRY_TRACE, READER, TRANSFORM,
     WRITER, Site, Sites,
 )
 from ts2export.model.units import Units, covers
-
-
-@dataclass(eq=False)
-class ScanFinding:
-    """A finding of the first pass, as the model needs it (plain data)."""
-
-    rule_id: str
-    path: str
-    start: Pos
-    end: Pos
-    anchor: str
-    fixable: bool  # a fix exists that this run's mode applies
-    message: str
-    keeps_torchscript: bool = False
-    keeps_tracing: bool = False
-    blocks_export: bool = False
-    fix_spans: tuple[tuple[Pos, Pos, str], ...] = ()  # (start, end, code written) of each edit
-    defs: tuple[str, ...] = ()  # qualnames of the enclosing definitions, innermost first
-
-    @property
-    def where(self) -> str:
-        return f"{self.path}:{self.start[0]}"
-
-    @property
-    def key(self) -> tuple[str, str]:
-        return self.path, self.anchor
 
 
 @dataclass
@@ -83,15 +57,15 @@ class FileDecision:
         return None
 
 
+@dataclass(eq=False)
 class Solver:
-    def __init__(self, files: Files, sites: Sites, links: Links, units: Units, reach: Reach, external_readers: bool) -> None:
-        self.files = files
-        self.sites = sites
-        self.links = links
-        self.units = units
-        self.reach = reach
-        self.external_readers = external_readers
-        self.findings: list[ScanFinding] = []
+    files: Files
+    sites: Sites
+    links: Links
+    units: Units
+    reach: Reach
+    external_readers: bool
+    findings: list[ScanFinding] = field(default_factory=list, init=False)
 
     def attach(self, findings: Iterable[ScanFinding]) -> None:
         """Give each site the findings of the first pass that report it."""

@@ -5,6 +5,7 @@ model, TorchScript class instances passed to scripted functions)."""
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass, field
 
 from ts2export.model import pathpattern as ap
 from ts2export.model.calls import Calls
@@ -17,15 +18,17 @@ from ts2export.model.torchapi import JIT_SAVE
 from ts2export.model.values import UNKNOWN, Values
 
 
+@dataclass(eq=False)
 class Links:
-    def __init__(self, sites: Sites, names: Names, values: Values, origins: Origins, calls: Calls, classes: Classes) -> None:
-        self.sites = sites
-        self.names = names
-        self.values = values
-        self.origins = origins
-        self.calls = calls
-        self.classes = classes
-        self._links_by_value: list[tuple[Site, Site]] | None = None  # see value_links
+    sites: Sites
+    names: Names
+    values: Values
+    origins: Origins
+    calls: Calls
+    classes: Classes
+    _links_by_value: list[tuple[Site, Site]] | None = field(default=None, init=False)  # see value_links
+
+    def __post_init__(self) -> None:
         self._link()
 
     def _link(self) -> None:

@@ -14,8 +14,9 @@ from typing import Iterable
 
 from ts2export.model.calls import Calls
 from ts2export.model.classes import Classes
-from ts2export.model.decision import Decision, ScanFinding, Solver
+from ts2export.model.decision import Decision, Solver
 from ts2export.model.facts import artifact_table
+from ts2export.model.findings import ScanFinding
 from ts2export.model.feeding import Feeding
 from ts2export.model.files import Files
 from ts2export.model.kinds import Kinds

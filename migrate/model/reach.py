@@ -5,6 +5,7 @@ the files of the run; and the recurrent layers built there."""
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass, field
 
 from ts2export.model.classes import Classes
 from ts2export.model.files import Files
@@ -15,15 +16,15 @@ from ts2export.model.sites import ENTRY_CLASS, ENTRY_DECORATOR, ENTRY_IF_TRACING
 from ts2export.model.torchapi import RECURRENT
 
 
+@dataclass(eq=False)
 class Reach:
-    def __init__(self, files: Files, names: Names, origins: Origins, classes: Classes) -> None:
-        self.files = files
-        self.names = names
-        self.origins = origins
-        self.classes = classes
-        self._reach_cache: dict[tuple[str, str], set[tuple[str, str]]] = {}
-        self._members: dict[str, dict[str | None, list[str]]] = {}  # path -> parent qualname -> members
-        self._refs_found: dict[tuple[str, str], set[tuple[str, str]]] = {}  # (path, qualname) -> _refs's answer
+    files: Files
+    names: Names
+    origins: Origins
+    classes: Classes
+    _reach_cache: dict[tuple[str, str], set[tuple[str, str]]] = field(default_factory=dict, init=False)
+    _members: dict[str, dict[str | None, list[str]]] = field(default_factory=dict, init=False)  # path -> parent -> members
+    _refs_found: dict[tuple[str, str], set[tuple[str, str]]] = field(default_factory=dict, init=False)  # _refs's answers
 
     def reach(self, site: Site) -> tuple[set[tuple[str, str]], bool]:
         """Definitions an entry point compiles or traces, and whether it may reach unknown code."""

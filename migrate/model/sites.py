@@ -1,4 +1,4 @@
-"""The TorchScript constructs the program model tracks (*sites*): entry points (script, trace,
+"""The TorchScript constructs the program model tracks (*sites*), and the units they form: entry points (script, trace,
 ``@torch.jit.script``, ``script_if_tracing``, ``ScriptModule`` subclasses), artifact writers and
 readers with the paths they name, and the calls that transform a module (freeze,
 optimize_for_inference, optimize_for_mobile)."""
@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from ts2export.model import pathpattern as ap
 from ts2export.model.files import Files
+from ts2export.model.findings import ScanFinding
 from ts2export.model.names import Names
 from ts2export.model.paths import Paths
 from ts2export.model.pyfile import Def, Pos, PyFile, first_arg
@@ -18,10 +18,6 @@ from ts2export.model.torchapi import (
     JIT_LOAD, JIT_SAVE, LITE_LOADS, PASS_THROUGH, SAVE_METHODS, SCRIPT, SCRIPT_IF_TRACING, SCRIPT_MODULES, TRACE,
     TRACE_MODULE,
 )
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ts2export.model.decision import ScanFinding
-    from ts2export.model.units import Unit
 
 # Site kinds
 ENTRY_SCRIPT, ENTRY_TRACE = "script", "trace"
@@ -46,7 +42,7 @@ class Site:
     scope: str  # qualname of the enclosing definition ("" at module level)
     text: str
     api: str = ""  # the TorchScript function called (or "method .save")
-    findings: list["ScanFinding"] = field(default_factory=list)
+    findings: list[ScanFinding] = field(default_factory=list)
     patterns: list[ap.Pattern] = field(default_factory=list)  # writers and readers
     unit: "Unit | None" = None
     writes_lite: bool = False
@@ -59,6 +55,14 @@ class Site:
         if self.kind in (ENTRY_DECORATOR, ENTRY_IF_TRACING):
             return f"`@{self.text}` on `{self.scope}` at {self.where}"
         return f"`{self.text}` at {self.where}"
+
+
+@dataclass(eq=False)
+class Unit:
+    """Sites that migrate together or not at all (formed by :class:`ts2export.model.units.Units`)."""
+
+    sites: list[Site] = field(default_factory=list)
+    label: str = ""
 
 
 class Sites:

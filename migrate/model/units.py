@@ -10,34 +10,28 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable
 
 from ts2export.model.classes import Classes
+from ts2export.model.findings import ScanFinding
 from ts2export.model.links import Links
 from ts2export.model.origins import Origins
 from ts2export.model.pyfile import first_arg
-from ts2export.model.sites import ENTRY_CLASS, ENTRY_SCRIPT, ENTRY_TRACE, READER, TRANSFORM, Site, Sites
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ts2export.model.decision import ScanFinding
+from ts2export.model.sites import ENTRY_CLASS, ENTRY_SCRIPT, ENTRY_TRACE, READER, TRANSFORM, Site, Sites, Unit
 
 
 @dataclass(eq=False)
-class Unit:
-    sites: list[Site] = field(default_factory=list)
-    label: str = ""
-
-
 class Units:
-    def __init__(self, sites: Sites, links: Links, origins: Origins, classes: Classes) -> None:
-        self.sites = sites
-        self.links = links
-        self.origins = origins
-        self.classes = classes
-        self.all: list[Unit] = []
+    sites: Sites
+    links: Links
+    origins: Origins
+    classes: Classes
+    all: list[Unit] = field(default_factory=list, init=False)
+
+    def __post_init__(self) -> None:
         self.form(())
 
-    def form(self, findings: Iterable["ScanFinding"]) -> None:
+    def form(self, findings: Iterable[ScanFinding]) -> None:
         """Units: an entry point with the writers of its value, the readers of their paths, and
         the ScriptModule classes whose instances they save (only TorchScript writers count)."""
         parent: dict[int, Site] = {id(s): s for s in self.sites.all}
@@ -103,7 +97,7 @@ class Units:
         return out - paths
 
 
-def covers(fi: "ScanFinding", s: Site) -> bool:
+def covers(fi: ScanFinding, s: Site) -> bool:
     """Whether the fix of ``fi`` rewrites the site (replaces code around it without keeping it)."""
     text = re.sub(r"\s+", "", s.file.segment(s.node))
     return any(a <= s.start and s.end <= b and text not in code for a, b, code in fi.fix_spans)
