@@ -12,7 +12,7 @@ PY="${PYTHON:-python}"
 echo "== device-agnostic check: no CUDA-only call in the artifact wing"
 # The one exception is marked on each line: torch.cuda.CUDAGraph where torch.accelerator.Graph
 # does not exist yet (torch < 2.12).
-if grep -rnE 'torch\.cuda\.|\.cuda\(' migrate/artifact migrate/artifact_cli.py | grep -v 'torch<2.12 fallback'; then
+if grep -rnE 'torch\.cuda\.|\.cuda\(' migrate/artifact | grep -v 'torch<2.12 fallback'; then
     echo "gpu-check: CUDA-only call found" >&2
     exit 1
 fi

@@ -1,4 +1,4 @@
-"""The program model (migrate/program.py): artifact path patterns, links across files, what a
+"""The program model (migrate/model/): artifact path patterns, links across files, what a
 scripted object is, units, and the engine's guarantee that a unit is never written half-migrated."""
 
 from __future__ import annotations
