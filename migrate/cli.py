@@ -588,3 +588,9 @@ def main() -> None:
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)
         raise SystemExit(130)
+    except Exception as exc:  # a bug of ours: one line and exit 2 (TS2EXPORT_DEBUG=1: the traceback)
+        if os.environ.get("TS2EXPORT_DEBUG"):
+            raise
+        typer.echo(f"error: internal error ({type(exc).__name__}: {str(exc)[:300]}); please report it "
+                   "(TS2EXPORT_DEBUG=1 shows where)", err=True)
+        raise SystemExit(2)

@@ -197,3 +197,22 @@ def test_apply_keeps_latin1_crlf_and_bom_files_intact(tmp_path, run_cli):
     assert latin.read_bytes() == "# -*- coding: latin-1 -*-\nimport torch\ns = 'd\xe9j\xe0'\nx = torch.ones(1)\n".encode("latin-1")
     assert crlf.read_bytes() == b"\xef\xbb\xbfimport torch\r\n\r\nx = torch.ones(1)\r\n"
     assert not list(tmp_path.glob(".*.tmp")), "no temporary files left behind"
+
+
+def test_an_internal_error_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
+    from ts2export import cli
+
+    (tmp_path / "m.py").write_text("import torch\nm = torch.jit.script(f)\n")
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug of ours")
+
+    monkeypatch.setattr(cli, "_run_engine", broken)
+    monkeypatch.setattr("sys.argv", ["ts2export", "scan", str(tmp_path)])
+    monkeypatch.delenv("TS2EXPORT_DEBUG", raising=False)
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main()
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [
+        "error: internal error (RuntimeError: a bug of ours); please report it (TS2EXPORT_DEBUG=1 shows where)"]

@@ -347,3 +347,24 @@ def test_a_script_in_a_package_folder_finds_its_siblings_by_file_name(tmp_path, 
         assert found is not None and found[0].path == prefix + "export.py" and found[1].qualname == "export"
         assert program.names.in_run("export.export", prefix + "main.py")
         assert not program.names.in_run("export.export", None) and not program.names.in_run("json.dumps", prefix + "main.py")
+
+
+def test_a_value_that_tests_itself_is_followed_without_recursing_forever():
+    # `model = model if model is not None else Scorer()`: the condition's value is the name being
+    # followed; the model asked for it again without end (RecursionError, a traceback from scan).
+    program = _program({
+        "scorer.py": """
+            import torch
+            from torch import nn
+
+            class Scorer(nn.Module):
+                def forward(self, x):
+                    return x
+
+            def compile_scorer(model=None):
+                model = model if model is not None else Scorer().eval()
+                return torch.jit.script(model)
+            """,
+    })
+    views = program.views()
+    assert views["scorer.py"].object_kind("compile_scorer", "model") in ("module", "unknown")

@@ -78,7 +78,7 @@ class Values:
         if isinstance(node, ast.NamedExpr):
             return self.values(f, node.value, depth + 1, seen, env)
         if isinstance(node, ast.IfExp):
-            truth = self._truth(f, node.test, env)
+            truth = self._truth(f, node.test, env, seen)
             body = self.values(f, node.body, depth + 1, seen, env) if truth is not False else []
             orelse = self.values(f, node.orelse, depth + 1, seen, env) if truth is not True else []
             return body + orelse
@@ -110,24 +110,25 @@ class Values:
                 out.extend(self.values(vf, elt, depth + 1, seen, env))
         return out
 
-    def _constant(self, f: PyFile, node: ast.AST, env: "Env | None", depth: int = 0):
+    def _constant(self, f: PyFile, node: ast.AST, env: "Env | None", depth: int = 0, seen: frozenset = frozenset()):
         """The value of a constant expression (through names bound once and the call's
-        arguments), or ``UNKNOWN``."""
+        arguments), or ``UNKNOWN``. ``seen``: the values being followed around it (a name whose
+        value tests itself, ``m = m if m is not None else M()``, is not followed into itself)."""
         if depth > MAX_DEPTH:
             return UNKNOWN
         if isinstance(node, ast.Constant):
             return node.value
         if isinstance(node, ast.Name):
-            values = self.values(f, node, depth + 1, env=env)
+            values = self.values(f, node, depth + 1, seen, env=env)
             if len(values) == 1 and values[0] is not UNKNOWN and values[0][0] != "def" and values[0][1] is not node:
-                return self._constant(values[0][0], values[0][1], env, depth + 1)
+                return self._constant(values[0][0], values[0][1], env, depth + 1, seen)
         return UNKNOWN
 
-    def _truth(self, f: PyFile, test: ast.AST, env: "Env | None") -> bool | None:
+    def _truth(self, f: PyFile, test: ast.AST, env: "Env | None", seen: frozenset = frozenset()) -> bool | None:
         """Whether a condition is statically true or false (None: cannot tell)."""
         if isinstance(test, ast.Compare) and len(test.ops) == 1:
-            left = self._constant(f, test.left, env)
-            right = self._constant(f, test.comparators[0], env)
+            left = self._constant(f, test.left, env, seen=seen)
+            right = self._constant(f, test.comparators[0], env, seen=seen)
             if left is UNKNOWN or right is UNKNOWN:
                 return None
             op = test.ops[0]
