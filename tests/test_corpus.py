@@ -10,6 +10,10 @@ from ts2export.engine.corpus import all_cases, compare_outputs, migrate_tree, ru
 CASES = all_cases()
 
 
+def test_the_corpus_is_found():
+    assert len(CASES) >= 40, "the corpus harness found no cases (where is corpus/?)"
+
+
 @functools.lru_cache(maxsize=None)
 def _migration(case_name):
     case = next(c for c in CASES if c.name == case_name)

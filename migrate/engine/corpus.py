@@ -32,7 +32,7 @@ from ts2export.engine.discovery import file_kind
 from ts2export.engine.run import analyze
 from ts2export.engine.tasks import FileResult, Options, Task
 
-CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+CORPUS = Path(__file__).resolve().parents[2] / "corpus"  # migrate/engine/corpus.py -> the checkout
 _CASE_KEYS = {"description", "unsafe_fixes", "select", "run", "entry", "remaining", "held", "rtol", "atol", "timeout",
               "record", "test"}
 
