@@ -53,6 +53,7 @@ class JitCompiledSubmodule(Rule):
     id = "TSX106"
     summary = "Scripted or traced submodule stored in `__init__` becomes the eager submodule"
     applicability = Applicability.UNSAFE
+    unit_site = True
     blocks_export = True
 
     VALID = [

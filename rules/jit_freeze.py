@@ -50,6 +50,7 @@ class JitFreeze(Rule):
     id = "TSX601"
     summary = "`torch.jit.freeze(m)` becomes `m` (export or AOTInductor freeze and fold instead)"
     applicability = Applicability.UNSAFE
+    unit_site = True
 
     VALID = [Valid("import torch\nm = torch.nn.Linear(2, 2).eval()\nfor p in m.parameters():\n    p.requires_grad_(False)\n")]
     INVALID = [

@@ -48,6 +48,7 @@ class JitLoadToExportLoad(Rule):
     id = "TSX304"
     summary = "`torch.jit.load(...)` becomes `torch.export.load(...).module()`"
     applicability = Applicability.UNSAFE
+    unit_site = True
 
     VALID = [
         Valid("import torch\nm = torch.export.load('m.pt2').module()\n"),

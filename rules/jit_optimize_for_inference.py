@@ -41,6 +41,7 @@ class JitOptimizeForInference(Rule):
     id = "TSX602"
     summary = "`torch.jit.optimize_for_inference(m)`: compile with AOTInductor or lower to ExecuTorch instead"
     applicability = Applicability.NONE
+    unit_site = True
 
     VALID = [Valid("import torch\nm = torch.compile(torch.nn.Linear(2, 2))\n")]
     INVALID = [

@@ -45,6 +45,7 @@ class JitSaveToExportSave(Rule):
     id = "TSX303"
     summary = "`torch.jit.save` / `ScriptModule.save` becomes `torch.export.save`"
     applicability = Applicability.UNSAFE
+    unit_site = True
 
     VALID = [
         Valid("import torch\nep = torch.export.export(m, (x,))\ntorch.export.save(ep, 'm.pt2')\n"),

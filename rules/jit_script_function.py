@@ -50,6 +50,7 @@ class JitScriptFunction(Rule):
     id = "TSX105"
     summary = "TorchScript function or class (`@torch.jit.script`, `torch.jit.script(fn)`) becomes plain Python"
     applicability = Applicability.UNSAFE
+    unit_site = True
     keeps_torchscript = True
     blocks_export = True
 

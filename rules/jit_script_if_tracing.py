@@ -50,6 +50,7 @@ class JitScriptIfTracing(Rule):
     id = "TSX103"
     summary = "`@torch.jit.script_if_tracing` does nothing outside a TorchScript trace"
     applicability = Applicability.UNSAFE
+    unit_site = True
     blocks_export = True
 
     VALID = [

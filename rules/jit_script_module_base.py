@@ -69,6 +69,7 @@ class JitScriptModuleBase(Rule):
     id = "TSX107"
     summary = "`torch.jit.ScriptModule` subclass with `@script_method` becomes an `nn.Module`"
     applicability = Applicability.UNSAFE
+    unit_site = True
     blocks_export = True
     triggers = ("ScriptModule", "script_method")
 

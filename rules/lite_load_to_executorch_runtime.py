@@ -46,6 +46,7 @@ class LiteLoadToExecutorchRuntime(Rule):
     id = "TSX307"
     summary = "`_load_for_lite_interpreter` becomes the ExecuTorch runtime"
     applicability = Applicability.UNSAFE
+    unit_site = True
     triggers = ("lite_interpreter",)
 
     VALID = [Valid("from executorch.runtime import Runtime\nm = Runtime.get().load_program('m.ptl')\n")]

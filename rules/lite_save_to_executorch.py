@@ -47,6 +47,7 @@ class LiteSaveToExecutorch(Rule):
     id = "TSX305"
     summary = "`_save_for_lite_interpreter` becomes an ExecuTorch `.pte` (XNNPACK)"
     applicability = Applicability.UNSAFE
+    unit_site = True
     triggers = ("lite_interpreter",)
 
     VALID = [

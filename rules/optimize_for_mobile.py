@@ -38,6 +38,7 @@ class OptimizeForMobile(Rule):
     id = "TSX306"
     summary = "`optimize_for_mobile(m)` is done by ExecuTorch lowering"
     applicability = Applicability.UNSAFE
+    unit_site = True
     triggers = ("mobile_optimizer",)
 
     VALID = [Valid("def optimize_for_mobile(m):\n    return m\nx = optimize_for_mobile(1)\n")]

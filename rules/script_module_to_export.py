@@ -53,6 +53,7 @@ class ScriptModuleToExport(Rule):
     id = "TSX302"
     summary = "`torch.jit.script(module)` becomes `torch.export.export(module, inputs)` where inputs are shown"
     applicability = Applicability.UNSAFE
+    unit_site = True
 
     VALID = [
         Valid("import torch\n\n\ndef f(x):\n    return x\n\n\ng = torch.jit.script(f)\n"),

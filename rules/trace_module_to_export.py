@@ -46,6 +46,7 @@ class TraceModuleToExport(Rule):
     id = "TSX308"
     summary = "`torch.jit.trace_module` becomes one exported program per method in a pt2 archive"
     applicability = Applicability.UNSAFE
+    unit_site = True
 
     VALID = [Valid("import torch\nep = torch.export.export(m, (x,))\n")]
     INVALID = [

@@ -53,6 +53,7 @@ class TraceToExport(Rule):
     id = "TSX301"
     summary = "`torch.jit.trace(...)` becomes `torch.export.export(...)` with dynamic dims"
     applicability = Applicability.UNSAFE
+    unit_site = True
 
     VALID = [
         Valid("import torch\nep = torch.export.export(m, (torch.randn(2, 3),))\n"),

@@ -202,12 +202,20 @@ def process_python(data: bytes, path: str, rules: Sequence[type[Rule]], options:
     changed = False
     findings: list[Finding] = []
     decision = decision or FileDecision({}, {}, {})
+    decided: set = set()  # the fixes the program model decided: those of the file as it came
+    unit_sites = {r.id for r in rules if r.unit_site}
     for _round in range(MAX_FIX_ROUNDS + 1):
         findings, suppressed, wrapper = _analyze(module, path, code, rules, options, view)
         if _round == 0:
             result.suppressed = suppressed
+            decided = {place for f in findings if _allowed(f, options.fix) for place in _places(f)}
         for f in findings:
             decide(f, decision, options.mode)
+            if (_round and f.rule_id in unit_sites and not f.held and _allowed(f, options.fix)
+                    and not decided.intersection(_places(f))):
+                # A call site whose fix other fixes of this run made possible: the program model
+                # never saw it fixable, so its unit was not decided with it. The next run decides it.
+                f.held = "its fix became possible only after other fixes of this run: run apply again"
         candidates = [f for f in findings if not f.held and _allowed(f, options.fix) and fix_key(f, module) not in dropped]
         if not candidates or _round == MAX_FIX_ROUNDS:
             break
@@ -223,6 +231,12 @@ def process_python(data: bytes, path: str, rules: Sequence[type[Rule]], options:
     result.findings = findings
     if changed:
         result.new = module.bytes + lost
+
+
+def _places(f: Finding) -> tuple:
+    """How a fix is known across the rounds of one file: its anchor, and its rule in its top-level
+    definition (a fix around it may change its code, and so its anchor)."""
+    return (f.anchor, (f.rule_id, f.defs[-1:]))
 
 
 def decide(f: Finding, decision: FileDecision, mode: str) -> None:

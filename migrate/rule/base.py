@@ -99,6 +99,10 @@ class _RuleMeta:
     #: The construct, left as it is, makes ``torch.export`` fail (or compute something else): an
     #: entry point that exports code holding it waits until it is fixed.
     blocks_export: ClassVar[bool] = False
+    #: The rule reports the sites the program model groups into migration units (entry points,
+    #: saves, loads, passes over a module). A fix of one that other fixes of the same run made
+    #: possible waits for the next run, which decides its unit with it.
+    unit_site: ClassVar[bool] = False
     VALID: ClassVar[Sequence[Valid]] = ()
     INVALID: ClassVar[Sequence[Invalid]] = ()
 

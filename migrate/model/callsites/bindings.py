@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
-from ts2export.model.callsites.syntax import Asker, OPTIMIZE, REBIND_METHODS, argument, call_name, code, enclosing
+from ts2export.model.callsites.syntax import Asker, PASSES, REBIND_METHODS, argument, call_name, code, enclosing
 
 
 def self_attribute(rule: Asker, node: cst.BaseExpression) -> str | None:
@@ -180,13 +180,14 @@ def _is_store(rule: Asker, node: cst.BaseExpression) -> bool:
 
 def origin(rule: Asker, expr: cst.BaseExpression, depth: int = 0) -> cst.Call | None:
     """The producing call a value comes from: through names bound once, ``self.attr`` bound once,
-    ``.eval()`` and ``optimize_for_mobile(...)`` (which return the module)."""
+    ``.eval()``, ``optimize_for_mobile(...)``, ``torch.jit.freeze(...)`` and
+    ``torch.jit.optimize_for_inference(...)`` (which return the module, or a copy of it)."""
     if depth > 8:
         return None
     if isinstance(expr, cst.Call):
         name = call_name(rule, expr)
-        if name == OPTIMIZE:
-            inner = argument(expr, 0, "script_module")
+        if name in PASSES:
+            inner = argument(expr, 0, PASSES[name])
             return origin(rule, inner, depth + 1) if inner is not None else None
         if name is not None:
             return expr

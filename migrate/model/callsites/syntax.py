@@ -15,6 +15,10 @@ JIT_LOAD = "torch.jit.load"
 JIT_SAVE = "torch.jit.save"
 LITE_LOAD = ("torch.jit._load_for_lite_interpreter", "torch.jit.mobile._load_for_lite_interpreter")
 OPTIMIZE = "torch.utils.mobile_optimizer.optimize_for_mobile"
+FREEZE = "torch.jit.freeze"
+OPTIMIZE_FOR_INFERENCE = "torch.jit.optimize_for_inference"
+# Calls that return (a transformed copy of) the module they are given: its keyword.
+PASSES = {OPTIMIZE: "script_module", FREEZE: "mod", OPTIMIZE_FOR_INFERENCE: "mod"}
 EXPORT = "torch.export.export"
 EXPORT_LOAD = "torch.export.load"
 MOVE = "torch.export.passes.move_to_device_pass"
@@ -46,7 +50,7 @@ def call_name(rule: Asker, call: cst.Call) -> str | None:
     """The qualified name of a call's function among the ones this family knows."""
     return rule.matches(
         call.func, TRACE, SCRIPT, JIT_LOAD, JIT_SAVE, *LITE_LOAD, OPTIMIZE, EXPORT, EXPORT_LOAD, MOVE,
-        TRACE_MODULE,
+        TRACE_MODULE, FREEZE, OPTIMIZE_FOR_INFERENCE,
     )
 
 
