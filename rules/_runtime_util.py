@@ -12,21 +12,6 @@ import libcst as cst
 
 from ts2export.rule import Edit, Rule
 
-TRUE = "True"
-FALSE = "False"
-
-
-def const(node: cst.CSTNode | None) -> bool | None:
-    """True/False for the literal names ``True``/``False``, else None."""
-    if isinstance(node, cst.Name) and node.value in (TRUE, FALSE):
-        return node.value == TRUE
-    return None
-
-
-def literal(value: bool) -> cst.Name:
-    return cst.Name(TRUE if value else FALSE)
-
-
 def pass_line(leading_lines: Sequence[cst.EmptyLine] = ()) -> cst.SimpleStatementLine:
     return cst.SimpleStatementLine(body=[cst.Pass()], leading_lines=list(leading_lines))
 
@@ -195,55 +180,3 @@ class KnobRule(Rule):
         else:
             self.report(node, f"{shown} is used as a value (it returns the previous setting); remove it together with "
                               f"the code that restores the setting: {self.REASON}")
-
-
-_TERMINAL = (cst.Return, cst.Raise, cst.Continue, cst.Break)
-
-
-class _ScopeSensitive(cst.CSTVisitor):
-    """Finds constructs whose mere presence changes the enclosing function (yield, global, ...)."""
-
-    def __init__(self) -> None:
-        self.found = False
-
-    def visit_Yield(self, node: cst.Yield) -> None:
-        self.found = True
-
-    def visit_Global(self, node: cst.Global) -> None:
-        self.found = True
-
-    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-        self.found = True
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False  # a nested function's yield/global is its own
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-
-def unreachable_after(rule: Rule, stmt: cst.BaseStatement, new: Sequence[cst.BaseStatement]) -> list[Edit]:
-    """Edits removing the statements after ``stmt`` in its block when ``new`` (what replaces
-    ``stmt``) ends in ``return``/``raise``/``continue``/``break``: they could never run."""
-    if not new:
-        return []
-    last = new[-1]
-    if not (isinstance(last, cst.SimpleStatementLine) and last.body and isinstance(last.body[-1], _TERMINAL)):
-        return []
-    parent = rule.parent(stmt)
-    if not isinstance(parent, cst.IndentedBlock):
-        return []
-    body = list(parent.body)
-    index = next((i for i, node in enumerate(body) if node is stmt), None)
-    if index is None:
-        return []
-    rest = body[index + 1:]
-    for node in rest:
-        checker = _ScopeSensitive()
-        node.visit(checker)
-        if checker.found:
-            return []
-    return [Edit(node, cst.RemovalSentinel.REMOVE) for node in rest]

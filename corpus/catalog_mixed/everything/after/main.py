@@ -76,7 +76,10 @@ class Experts(nn.Module):
             futures.append(branch(h, self.w))
         outs = list(futures)
         y = outs[0] * self.mix[0] + outs[1] * self.mix[1]
-        y = self.blocks[i](y)
+        if torch.compiler.is_exporting():
+            y = self.pick(y, i)
+        else:
+            y = self.blocks[i](y)
         y = self.scaler(y, self.gain)
         if torch.compiler.is_exporting():
             y = y.contiguous()

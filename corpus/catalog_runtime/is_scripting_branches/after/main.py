@@ -19,16 +19,23 @@ class Pool(nn.Module):
 
     def forward(self, xs: List[torch.Tensor]) -> torch.Tensor:
         # sum of the head outputs
-        total = torch.stack(xs).sum(0)
+        if torch.compiler.is_exporting():
+            total = torch.zeros_like(xs[0])
+            for x in xs:
+                total = total + x
+        else:
+            total = torch.stack(xs).sum(0)
 
         if self.mode == "max":
             out = torch.stack(xs).amax(0)
+        elif torch.compiler.is_exporting():
+            out = total / float(len(xs))
         elif self.mode == "mean":
             out = total / len(xs)
         else:
             out = total
 
-        use_vectorised = self.fast
+        use_vectorised = torch.compiler.is_exporting() or self.fast
         if not use_vectorised:
             out = out.clone()
         return out
@@ -42,14 +49,16 @@ class Net(nn.Module):
         self.scale = 2.0
 
     def scaled(self, y: torch.Tensor) -> torch.Tensor:
-        return y * self.scale
+        if not torch.compiler.is_exporting():
+            return y * self.scale
+        return torch.mul(y, self.scale)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         ys = [head(x) for head in self.heads]
         y = self.pool(ys)
         y = self.scaled(y)
-        bias = 0.5
-        if x.dim() == 2:
+        bias = 0.5 if torch.compiler.is_exporting() else 0.5
+        if not torch.compiler.is_exporting() and x.dim() == 2:
             y = y + bias
         else:
             y = y + 0.5

@@ -44,7 +44,8 @@ class Encoder(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         scale = 0.5
-        x = x.contiguous()
+        if not torch.compiler.is_exporting():
+            x = x.contiguous()
         return torch.tanh(self.proj(x)) * scale
 
 
