@@ -48,6 +48,15 @@ _STATIC_TORCH_PREFIXES = ("torch.jit.", "torch.cuda.", "torch.backends.", "torch
 _TENSOR_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.", "torch.ops.aten.",
                       "torch.nn.init.", "torch._C._nn.", "torch._C._VariableFunctions.")
 _DATA_TORCH = {"torch.equal", "torch.allclose", "torch.is_nonzero"}
+# Operations whose result's shape depends on the values of their input (`nonzero`, a boolean mask,
+# `unique`, ...): its sizes are data-dependent, and export cannot take a Python decision on them
+# (`GuardOnDataDependentSymNode`).
+RAGGED_OPS = {"nonzero", "masked_select", "unique", "unique_consecutive", "argwhere", "bincount", "repeat_interleave"}
+# Reductions to one value: their result no longer has the data-dependent size.
+_REDUCTIONS = {"sum", "mean", "max", "min", "amax", "amin", "all", "any", "prod", "norm", "std", "var", "count_nonzero",
+               "logsumexp", "median", "item", "tolist"}
+# Sizes of a tensor, read as Python values.
+_SIZE_METHODS = {"size", "numel", "nelement"}
 
 # Operations whose result may share memory with an input (views, no-op conversions, identity modules):
 # torch.cond rejects a branch output that aliases an input, so such outputs get `.clone()`.
@@ -108,6 +117,15 @@ class Scope:
     kinds: dict[str, str]
     params: set[str]
     parent: "Scope | None" = None
+    values: dict[str, list] = field(default_factory=dict)  # name -> the values assigned to it
+
+    def values_of(self, name: str) -> list | None:
+        scope: Scope | None = self
+        while scope is not None:
+            if name in scope.kinds:
+                return scope.values.get(name, [])
+            scope = scope.parent
+        return None
 
     def lookup(self, name: str) -> str | None:
         scope: Scope | None = self
@@ -238,6 +256,7 @@ class Analyzer:
         self.module = module
         self._returns: dict[str, str] = {}
         self._unpacking: set[str] = set()
+        self._ragged_names: set[str] = set()  # names being asked about (see ragged)
 
     # -- scopes ---------------------------------------------------------------------------------
     def scope(self, func: cst.FunctionDef, parent: Scope | None, is_method: bool) -> Scope:
@@ -290,6 +309,9 @@ class Analyzer:
                 assignments.append(([n.value for n in small_targets(node)], None, True, None))
             elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
                 assignments.append(([node.name.value], None, False, STATIC))
+        for names, value, unpack, _fixed in assignments:
+            if value is not None and not unpack and len(names) == 1:
+                scope.values.setdefault(names[0], []).append(value)
         # Flow-insensitive: iterate to a fixpoint over the assignments.
         for _ in range(6):
             previous = dict(kinds)
@@ -372,6 +394,8 @@ class Analyzer:
                 return UNKNOWN
             base = self.kind(node.value, scope)
             if base in (TENSOR,):
+                if node.attr.value == "shape" and self.ragged(node.value, scope):
+                    return DATA  # the size of `torch.nonzero(...)`, of `x[mask]`, ...
                 if node.attr.value in _STATIC_ATTRS:
                     return STATIC
                 if node.attr.value in _TENSOR_ATTRS:
@@ -381,7 +405,7 @@ class Analyzer:
             return UNKNOWN
         if isinstance(node, cst.Subscript):
             base = self.kind(node.value, scope)
-            return base if base in (TENSOR, STATIC) else UNKNOWN
+            return base if base in (TENSOR, STATIC, DATA) else UNKNOWN
         if isinstance(node, cst.Call):
             return self._call_kind(node, scope)
         if isinstance(node, cst.BinaryOperation):
@@ -445,6 +469,8 @@ class Analyzer:
                     return STATIC
                 k = self.kind(args[0], scope)
                 return DATA if k in DEPENDENT else (STATIC if k == STATIC else UNKNOWN)
+            if name == "len" and args and self.ragged(args[0], scope):
+                return DATA
             if name in ("len", "isinstance", "hasattr", "str", "repr", "type", "callable", "getattr"):
                 return STATIC
             if name in ("abs", "max", "min", "round", "sum"):
@@ -473,10 +499,87 @@ class Analyzer:
                 return TENSOR  # submodule call
             base = self.kind(func.value, scope)
             if base == TENSOR:
+                if func.attr.value in _SIZE_METHODS and self.ragged(func.value, scope):
+                    return DATA
                 return self._method_kind(func.attr.value)
             if base == DATA and func.attr.value in ("item",):
                 return DATA
         return UNKNOWN
+
+    def ragged(self, node: cst.BaseExpression, scope: Scope) -> bool:
+        """Whether a tensor's shape depends on its values: made by `torch.nonzero`, `masked_select`,
+        `unique`, a boolean mask (`x[x > 0]`), ..., or computed elementwise from one."""
+        if isinstance(node, cst.Name):
+            values = scope.values_of(node.value)
+            if not values or node.value in self._ragged_names:
+                return False
+            self._ragged_names.add(node.value)  # recursion guard (flow-insensitive bindings)
+            try:
+                return any(self.ragged(v, scope) for v in values)
+            finally:
+                self._ragged_names.discard(node.value)
+        if isinstance(node, cst.Call):
+            func = node.func
+            args = [a.value for a in node.args if a.keyword is None]
+            q = self._torch(func)
+            short = q.rsplit(".", 1)[1] if q else (func.attr.value if isinstance(func, cst.Attribute) else "")
+            if short in _REDUCTIONS:
+                dims = args[1:] if q is not None else args
+                if not dims and not any(a.keyword is not None and a.keyword.value == "dim" for a in node.args):
+                    return False  # `t.sum()`, `torch.sum(t)`: one value
+            if short == "where":
+                return q is not None and len(node.args) == 1  # `torch.where(cond)`: the indices
+            if short in RAGGED_OPS and (q is not None or self.kind(func.value, scope) == TENSOR):
+                return True
+            if isinstance(func, cst.Attribute) and q is None and self.kind(func.value, scope) == TENSOR:
+                return self.ragged(func.value, scope) or any(self.ragged(a, scope) for a in args)
+            return any(self.ragged(a, scope) for a in args)
+        if isinstance(node, cst.Subscript):
+            if self.ragged(node.value, scope):
+                return True
+            for element in node.slice:
+                index = element.slice.value if isinstance(element.slice, cst.Index) else None
+                if index is not None and self.kind(index, scope) == TENSOR and self._is_mask(index, scope):
+                    return True
+            return False
+        if isinstance(node, cst.BinaryOperation):
+            return self.ragged(node.left, scope) or self.ragged(node.right, scope)
+        if isinstance(node, (cst.UnaryOperation,)):
+            return self.ragged(node.expression, scope)
+        if isinstance(node, cst.Attribute) and node.attr.value in _TENSOR_ATTRS:
+            return self.ragged(node.value, scope)
+        return False
+
+    def ragged_size(self, node: cst.BaseExpression, scope: Scope) -> cst.BaseExpression | None:
+        """The tensor whose data-dependent size ``node`` reads (``t.shape[0]``, ``t.size(0)``,
+        ``t.numel()``, ``len(t)`` of a ragged ``t``), if it is one."""
+        if isinstance(node, cst.Subscript):
+            node = node.value
+        if isinstance(node, cst.Attribute) and node.attr.value == "shape" and self.ragged(node.value, scope):
+            return node.value
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _SIZE_METHODS and self.ragged(func.value, scope):
+                return func.value
+            if isinstance(func, cst.Name) and func.value == "len" and node.args and self.ragged(node.args[0].value, scope):
+                return node.args[0].value
+        return None
+
+    def _is_mask(self, node: cst.BaseExpression, scope: Scope, depth: int = 0) -> bool:
+        """A boolean tensor: a comparison of tensors, or `&`, `|`, `~` of such (through names)."""
+        if depth > 4:
+            return False
+        if isinstance(node, cst.Comparison):
+            return True
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert):
+            return self._is_mask(node.expression, scope, depth + 1)
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)):
+            return self._is_mask(node.left, scope, depth + 1) or self._is_mask(node.right, scope, depth + 1)
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "bool":
+            return True
+        if isinstance(node, cst.Name):
+            return any(self._is_mask(v, scope, depth + 1) for v in scope.values_of(node.value) or [])
+        return False
 
     @staticmethod
     def _method_kind(name: str) -> str:

@@ -32,7 +32,9 @@ class DataDependentBranch(Rule):
     Typing follows TorchScript: unannotated arguments are tensors, annotated ones have their type,
     tensor operations and submodule calls give tensors, `.shape` / `.size()` / `.dim()` /
     `.numel()` / `len()` give integers. Conditions on shapes and Python values (`x.shape[0] > 1`,
-    `self.training`, `mask is None`) are left alone: `torch.export` handles them.
+    `self.training`, `mask is None`) are left alone: `torch.export` handles them; except the sizes
+    of a tensor whose shape depends on its data (made by `torch.nonzero`, `masked_select`, `unique`,
+    `argwhere`, a boolean mask `x[x > 0]`, or computed from one): a decision on them is reported.
 
     ## Why
     TorchScript compiled such an `if` into a real branch of its graph. `torch.export` records one
@@ -71,7 +73,8 @@ class DataDependentBranch(Rule):
     attributes or items, in-place operations, `+=`, calls for their effect, `raise`: use
     `torch._check`), loops or `try` inside a branch, non-tensor results, variables assigned in one
     branch only, `return` in one branch mixed with assignments, and conditions that are not one
-    tensor (`and` / `or`, chained comparisons): split them or combine with `&` / `|` by hand.
+    tensor (`and` / `or`, chained comparisons): split them or combine with `&` / `|` by hand, and
+    conditions on a data-dependent size (export stops there with `GuardOnDataDependentSymNode`).
 
     ## Fix safety
     Unsafe: the structure of the code changes. `torch.cond` needs both branches to produce tensors of
@@ -128,6 +131,15 @@ class DataDependentBranch(Rule):
         ),
     ]
     INVALID = [
+        # the size of a tensor made by nonzero / a boolean mask depends on the data: reported
+        Invalid(
+            "import torch\nfrom torch import nn\n\n\nclass Matcher(nn.Module):\n    def forward(self, sim):\n"
+            "        idx = torch.nonzero(sim > 0.5)\n        if idx.shape[0] == 0:\n            return sim.new_zeros(1, 2)\n"
+            "        kept = sim[sim > 0.5]\n        if len(kept) > 3 or kept.numel() == 1:\n            return kept[:3]\n"
+            "        return idx\n",
+            None,
+            count=2,
+        ),
         # if/else assigning the same variable
         Invalid(
             "import torch\nfrom torch import nn\n\n\nclass Gate(nn.Module):\n"
@@ -327,6 +339,12 @@ class DataDependentBranch(Rule):
             return node.with_changes(left=left, right=right)
         elif isinstance(node, cst.UnaryOperation) and not isinstance(node.operator, cst.Not):
             return node.with_changes(expression=self._tensorize(node.expression, scope, site))
+        ragged = analyzer.ragged_size(node, scope)
+        if ragged is not None:
+            raise Unfit(f"`{short(node)}` is the size of `{short(ragged)}`, which depends on the values of the data "
+                        "(`nonzero`, a boolean mask, `unique`, ...): torch.export cannot take a Python decision on it "
+                        "(GuardOnDataDependentSymNode); compute without the branch (a fixed-size result, padding) "
+                        "or keep the module TorchScript")
         raise Unfit(f"`{short(node)}` is a Python value read out of a tensor; express the condition as a "
                      "one-element tensor (e.g. `t > 0` instead of `t.item() > 0`), then use `torch.cond`")
 
