@@ -12,7 +12,8 @@ import libcst as cst
 
 from ts2export.rule import Edit
 
-from ._control_flow import TENSOR, Site, assigned_names, code_of, names_in, small_targets, walk_statements
+from ._control_flow import TENSOR, assigned_names, code_of, names_in, small_targets, walk_statements
+from ._module_walk import Site
 
 _TRUE, _FALSE = "_true_branch", "_false_branch"
 

@@ -694,70 +694,6 @@ def module_info(cls: cst.ClassDef, qualname: Callable[[cst.CSTNode], set[str]]) 
     return info
 
 
-# What a base of an nn.Module class is named with (see is_module_class).
-MODULE_BASE_PREFIXES = ("torch.nn.", "torch.jit.ScriptModule", "torch.jit._script.ScriptModule")
-
-
-def screened_base_names(rule) -> Callable[[cst.CSTNode], set[str]]:
-    """``rule.qualnames`` for :func:`is_module_class`, asked only of a base that may be named
-    after ``torch.nn`` or ``ScriptModule`` (``Rule.may_be_named``, no scope analysis): a file whose
-    classes derive from other things costs no scope analysis."""
-    return lambda node: rule.qualnames(node) if rule.may_be_named(node, MODULE_BASE_PREFIXES, prefix=True) else set()
-
-
-def is_module_class(cls: cst.ClassDef, qualname: Callable[[cst.CSTNode], set[str]], local_modules: set[str]) -> bool:
-    for base in cls.bases:
-        names = qualname(base.value)
-        if any(n in MODULE_BASES for n in names):
-            return True
-        if any(n.startswith("torch.nn.") and n.rsplit(".", 1)[1][:1].isupper() and not n.startswith("torch.nn.functional.")
-               for n in names):
-            return True
-        if isinstance(base.value, cst.Name) and base.value.value in local_modules:
-            return True
-    return False
-
-
-def traced_methods(cls: cst.ClassDef, info: ModuleInfo, qualname: Callable[[cst.CSTNode], set[str]]) -> list[cst.FunctionDef]:
-    """`forward`, methods compiled by TorchScript as entry points (`@torch.jit.export`,
-    `@torch.jit.script_method`), and the methods they call."""
-    roots = []
-    for name, func in info.methods.items():
-        exported = any(qualname(d.decorator) & {"torch.jit.export", "torch.jit.script_method", "torch.jit._script.script_method"}
-                       for d in func.decorators)
-        if name == "forward" or exported:
-            roots.append(name)
-    seen: list[str] = []
-    todo = list(roots)
-    while todo:
-        name = todo.pop(0)
-        if name in seen or name not in info.methods:
-            continue
-        seen.append(name)
-        func = info.methods[name]
-        params = list(func.params.params)
-        if not params:
-            continue
-        self_name = params[0].name.value
-        for node in _calls(func):
-            attr = self_attr(node.func, self_name)
-            if attr in info.methods and attr not in seen:
-                todo.append(attr)
-    order = {name: i for i, name in enumerate(info.methods)}
-    return [info.methods[n] for n in sorted(seen, key=lambda n: order[n])]
-
-
-def _calls(func: cst.FunctionDef) -> list[cst.Call]:
-    found: list[cst.Call] = []
-
-    class _V(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            found.append(node)
-
-    func.body.visit(_V())
-    return found
-
-
 def names_in(node: cst.CSTNode) -> list[cst.Name]:
     """Every Name node under `node` (loads and stores), in source order."""
     found: list[cst.Name] = []
@@ -781,54 +717,6 @@ def names_in(node: cst.CSTNode) -> list[cst.Name]:
 
     node.visit(_V())
     return found
-
-
-# --------------------------------------------------------------------------------------------------
-# walking the traced code of nn.Module classes
-
-
-@dataclass
-class Site:
-    """A statement inside a method that `forward` runs."""
-
-    stmt: cst.BaseStatement | cst.If
-    scope: Scope
-    analyzer: Analyzer
-    method: cst.FunctionDef  # the class's method holding the statement
-    block: list  # the statements of the block that holds `stmt` (a one-element list for an `elif`)
-    is_elif: bool = False
-    top: bool = False  # `stmt` is a statement of its function's own body
-
-
-def module_sites(cls: cst.ClassDef, qualname: Callable[[cst.CSTNode], set[str]], local_modules: set[str]) -> Iterator[Site]:
-    """Every statement of the methods `forward` runs, with its typing scope (nested functions included)."""
-    if not is_module_class(cls, qualname, local_modules):
-        return
-    info = module_info(cls, qualname)
-    analyzer = Analyzer(qualname, info)
-    for method in traced_methods(cls, info, qualname):
-        scope = analyzer.scope(method, None, True)
-        yield from _sites(list(method.body.body), scope, analyzer, method, top=True)
-
-
-def _sites(block: list, scope: Scope, analyzer: Analyzer, method: cst.FunctionDef, is_elif: bool = False,
-           top: bool = False) -> Iterator[Site]:
-    for stmt in block:
-        yield Site(stmt, scope, analyzer, method, block, is_elif, top)
-        if isinstance(stmt, cst.FunctionDef):
-            inner = analyzer.scope(stmt, scope, False)
-            yield from _sites(list(stmt.body.body), inner, analyzer, method, top=True)
-        elif isinstance(stmt, cst.ClassDef):
-            continue
-        elif isinstance(stmt, cst.If):
-            yield from _sites(list(stmt.body.body), scope, analyzer, method)
-            if isinstance(stmt.orelse, cst.If):
-                yield from _sites([stmt.orelse], scope, analyzer, method, is_elif=True)
-            elif isinstance(stmt.orelse, cst.Else):
-                yield from _sites(list(stmt.orelse.body.body), scope, analyzer, method)
-        else:
-            for suite in child_suites(stmt):
-                yield from _sites(list(suite.body), scope, analyzer, method)
 
 
 def is_builtin_call(call: cst.Call, name: str, scope: Scope) -> bool:

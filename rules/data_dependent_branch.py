@@ -5,18 +5,9 @@ import libcst as cst
 from ts2export.rule import Applicability, Import, Invalid, Rule, Valid
 
 from ._cond_rewrite import CondRewrite, Unfit, atom, short, statement_expressions, unparen
-from ._control_flow import (
-    DATA,
-    DEPENDENT,
-    TENSOR,
-    Scope,
-    Site,
-    code_of,
-    is_builtin_call,
-    is_module_class,
-    screened_base_names,
-    module_sites,
-)
+from ._control_flow import DATA, DEPENDENT, TENSOR, Scope, code_of, is_builtin_call
+from ._module_walk import Site, is_module_class, screened_base_names, module_sites
+
 
 class DataDependentBranch(Rule):
     """

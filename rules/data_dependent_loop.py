@@ -4,7 +4,8 @@ import libcst as cst
 
 from ts2export.rule import Applicability, Invalid, Rule, Valid
 
-from ._control_flow import DEPENDENT, code_of, is_builtin_call, is_module_class, module_sites, screened_base_names
+from ._control_flow import DEPENDENT, code_of, is_builtin_call
+from ._module_walk import is_module_class, module_sites, screened_base_names
 
 
 class DataDependentLoop(Rule):

@@ -32,7 +32,9 @@ from ts2export.engine.discovery import file_kind
 from ts2export.engine.run import analyze
 from ts2export.engine.tasks import FileResult, Options, Task
 
-CORPUS = Path(__file__).resolve().parents[2] / "corpus"  # migrate/engine/corpus.py -> the checkout
+# The checkout's corpus (migrate/engine/corpus.py -> the checkout), or TS2EXPORT_CORPUS (an
+# installed copy of ts2export run against a checkout's tests).
+CORPUS = Path(os.environ.get("TS2EXPORT_CORPUS") or Path(__file__).resolve().parents[2] / "corpus")
 _CASE_KEYS = {"description", "unsafe_fixes", "select", "run", "entry", "remaining", "held", "rtol", "atol", "timeout",
               "record", "test"}
 
