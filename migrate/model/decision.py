@@ -21,6 +21,7 @@ from ts2export.model.files import Files
 from ts2export.model.findings import ScanFinding
 from ts2export.model.links import Links
 from ts2export.model.reach import Reach
+from ts2export.model.scriptuses import ScriptUses
 from ts2export.model.sites import (
     CALL_SITES, COMPILERS, ENTRY_CLASS, ENTRY_DECORATOR, ENTRY_IF_TRACING, ENTRY_SCRIPT, ENTRY_TRACE, READER, TRANSFORM,
     WRITER, Site, Sites,
@@ -64,6 +65,7 @@ class Solver:
     links: Links
     units: Units
     reach: Reach
+    script_uses: ScriptUses
     external_readers: bool
     findings: list[ScanFinding] = field(default_factory=list, init=False)
 
@@ -129,7 +131,13 @@ class Solver:
                 blockers: list[tuple[Site, str]] = []  # (site, why it stays, as a predicate)
                 order = {ENTRY_SCRIPT: 0, ENTRY_TRACE: 0, READER: 1, WRITER: 2}
                 for s in sorted(members, key=lambda s: order.get(s.kind, 3)):
-                    if s.kind == READER and not self.external_readers and not any(
+                    uses = self.script_uses.of(s)
+                    if uses and (goes(s) or s.kind in CALL_SITES or s.kind == ENTRY_DECORATOR):
+                        # a test that checks what the value is (its type, its TorchScript code)
+                        blockers.append((s, (
+                            f"makes a value that {uses[0].where} uses as TorchScript (`{uses[0].text}`), which an "
+                            "exported program is not: change that code (or check the exported value), then apply again")))
+                    elif s.kind == READER and not self.external_readers and not any(
                             id(w) in writers for w in self.links.links.get(id(s), ())):
                         shown = " or ".join(sorted({ap.shown(p) for p in s.patterns}))
                         blockers.append((s, (

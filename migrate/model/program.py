@@ -25,6 +25,7 @@ from ts2export.model.names import Names
 from ts2export.model.origins import Origins
 from ts2export.model.paths import Paths
 from ts2export.model.reach import Reach
+from ts2export.model.scriptuses import ScriptUses
 from ts2export.model.shapes import Shapes
 from ts2export.model.sites import Sites
 from ts2export.model.units import Units
@@ -51,7 +52,8 @@ class Program:
         self.reach = Reach(self.files, self.names, self.origins, self.classes)  # what an entry point compiles
         self.links = Links(self.sites, self.names, self.values, self.origins, self.calls, self.classes)
         self.units = Units(self.sites, self.links, self.origins, self.classes)  # what migrates together
-        self.solver = Solver(self.files, self.sites, self.links, self.units, self.reach, external_readers)
+        self.script_uses = ScriptUses(self.files, self.names, self.origins, self.sites, self.classes)  # tests of TorchScript-ness
+        self.solver = Solver(self.files, self.sites, self.links, self.units, self.reach, self.script_uses, external_readers)
         self.shapes = Shapes(self.names, self.values)  # the tensors the code builds
         self.feeding = Feeding(self.calls, self.origins, self.shapes)  # what feeds an entry point
 
