@@ -3,11 +3,15 @@ and the subclasses of a class."""
 
 from __future__ import annotations
 
+import ast
+
 from ts2export.model.files import Files
 from ts2export.model.memo import MAX_DEPTH
 from ts2export.model.names import Names
 from ts2export.model.pyfile import Def, PyFile
 from ts2export.model.torchapi import SCRIPT_MODULES
+
+STRUCTURED_BASES = {"typing.NamedTuple", "typing_extensions.NamedTuple"}
 
 
 class Classes:
@@ -36,6 +40,16 @@ class Classes:
             if found is not None:
                 out.extend(self.script_module_roots(found[0], found[1], depth + 1))
         return out
+
+    def structured(self, f: PyFile, d: Def) -> bool:
+        """Whether a class is a named tuple or a dataclass (its instances are pytree structures)."""
+        if any(self.names.qualified(f, b) in STRUCTURED_BASES for b in d.node.bases):
+            return True
+        for dec in d.node.decorator_list:
+            target = dec.func if isinstance(dec, ast.Call) else dec
+            if self.names.qualified(f, target) == "dataclasses.dataclass":
+                return True
+        return False
 
     def subclasses(self, path: str, qualname: str) -> set[tuple[str, str]]:
         """The classes of the run that name the class ``qualname`` of ``path`` as a direct base."""

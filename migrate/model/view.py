@@ -14,8 +14,9 @@ class ProgramView:
     model (:mod:`ts2export.model`) before the rules run. Plain data, per file.
 
     ``kinds`` maps the names this file uses (dotted, as a rule's qualified names spell them) to
-    what they are in the run: ``"function"``, ``"class"``, or ``"script-module-class"`` (a class
-    deriving from ``torch.jit.ScriptModule``, whose instances are TorchScript modules)."""
+    what they are in the run: ``"function"``, ``"class"``, ``"script-module-class"`` (a class
+    deriving from ``torch.jit.ScriptModule``, whose instances are TorchScript modules), or
+    ``"structured-class"`` (a named tuple or a dataclass)."""
 
     kinds: Mapping[str, str] = field(default_factory=dict)
     #: What the object given to each ``torch.jit.script``/``trace`` call of the file is, followed

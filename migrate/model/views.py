@@ -38,6 +38,8 @@ def views(files: Files, names: Names, classes: Classes, sites: Sites, kinds: Kin
             kind = d.kind
             if kind == "class" and classes.script_module_roots(df, d):
                 kind = "script-module-class"
+            elif kind == "class" and classes.structured(df, d):
+                kind = "structured-class"
             named[name] = kind
             if df is f:
                 named.setdefault(d.qualname, kind)
