@@ -25,6 +25,14 @@ from ts2export.model.shapes import Shapes, TensorSpec
 from ts2export.model.sites import READER, Site
 from ts2export.model.torchapi import SELF_METHODS
 
+#: Methods of a module that are not entry points of its program (an exported module has them too,
+#: or they save the artifact).
+MODULE_METHODS = {"forward", "__call__", "eval", "train", "to", "cpu", "cuda", "half", "float", "double", "bfloat16",
+                  "parameters", "named_parameters", "buffers", "named_buffers", "state_dict", "load_state_dict",
+                  "modules", "children", "named_modules", "named_children", "requires_grad_", "zero_grad", "apply",
+                  "save", "_save_for_lite_interpreter", "_save_to_buffer_for_lite_interpreter", "register_buffer",
+                  "share_memory", "type", "extra_repr", "get_submodule", "get_parameter", "get_buffer"}
+
 
 class Feeding:
     """Reads, for each entry point, the calls that feed its module and the tensors they pass."""
@@ -52,6 +60,30 @@ class Feeding:
         for f, call in found:
             unique.setdefault(id(call), (f, call))
         return list(unique.values())
+
+    def called_methods(self, site: Site) -> set[str]:
+        """Methods other than ``forward`` that the program calls on the value a site makes (a
+        script, a trace, an artifact loaded back): the entry points its artifact must offer."""
+        out: set[str] = set()
+        for target in self._stores_of(site.file, site.node):
+            if isinstance(target, ast.Name):
+                scope = site.file.scope_at(target)
+                for node in ast.walk(scope.node):
+                    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                            and isinstance(node.func.value, ast.Name) and node.func.value.id == target.id
+                            and site.file.scope_at(node.func.value) is scope):
+                        out.add(node.func.attr)
+            elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+                d = site.file.innermost_def(site.file.start(target))
+                while d is not None and d.kind != "class":
+                    d = site.file.def_by_qualname.get(d.parent) if d.parent else None
+                for node in ast.walk(d.node) if d is not None else ():
+                    func = node.func if isinstance(node, ast.Call) else None
+                    if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute)
+                            and func.value.attr == target.attr and isinstance(func.value.value, ast.Name)
+                            and func.value.value.id == target.value.id):
+                        out.add(func.attr)
+        return out - MODULE_METHODS
 
     def _stores_of(self, f: PyFile, value: ast.AST) -> list[ast.AST]:
         """Targets that ``value`` (or ``value.eval()`` and the like) is assigned to."""

@@ -32,12 +32,19 @@ class ProgramView:
     #: The recurrent layers (``"GRU"``, ``"LSTM"``, ``"RNN"``) in the code each script/trace call
     #: of the file compiles or traces, across files; keyed by :func:`object_key` of the call.
     recurrent: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: The methods other than ``forward`` that the program calls on what each script/trace call of
+    #: the file makes, or on the artifacts its unit loads back (``service.encode(x)``): entry points
+    #: its exported artifact must offer. Keyed by :func:`object_key` of the call.
+    methods: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def kind_of(self, name: str | None) -> str | None:
         return self.kinds.get(name) if name else None
 
     def recurrent_in(self, scope: str, code: str) -> tuple[str, ...]:
         return tuple(self.recurrent.get(object_key(scope, code), ()))
+
+    def methods_of(self, scope: str, code: str) -> tuple[str, ...]:
+        return tuple(self.methods.get(object_key(scope, code), ()))
 
     def inputs_of(self, scope: str, code: str) -> dict | None:
         """``inputs`` of the call ``code`` in definition ``scope`` (None when nothing shows them)."""

@@ -211,6 +211,9 @@ def plan_script(rule: Asker, call: cst.Call) -> Plan:
     if plan.problem:
         return plan
     entry = exported_methods(rule, model_class(rule, model))
+    defs = rule.enclosing_defs(call)
+    readers = [m for m in rule.context.program.methods_of(defs[0] if defs else "", code(call)) if m not in entry]
+    entry = sorted({*entry, *readers})  # the methods readers call on the artifact, wherever the class is
     if entry and plan.ep_mode and source == "hint":
         names = script_names(rule, call, model)
         hints = {m: hint_inputs(rule, call, names, m) for m in entry}
@@ -231,7 +234,8 @@ def plan_script(rule: Asker, call: cst.Call) -> Plan:
             "forward; one exported program has forward only: export each method with its own inputs (e.g. through "
             "`torch.jit.trace_module(model, {\"forward\": x, \"" + entry[0] + "\": y})`, which TSX308 rewrites to one "
             "program per method in a pt2 archive), or add `# ts2export: inputs." + entry[0] + "=(...)` hints next to "
-            "the `inputs=` hint, or confirm no reader calls them and remove the decorator"))
+            "the `inputs=` hint" + (", or confirm no reader calls them and remove the decorator" if not readers else "")
+            + (f" (the program calls {', '.join(f'`.{m}(...)`' for m in readers)} on the artifact)" if readers else "")))
     plan.imports = [Import("torch"), *([] if recorded else imports)]
     plan.notes.insert(0, f"example inputs from the {source}: `{ex.args}`")
     return plan
