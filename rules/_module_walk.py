@@ -115,7 +115,11 @@ def _sites(block: list, scope: Scope, analyzer: Analyzer, method: cst.FunctionDe
         elif isinstance(stmt, cst.ClassDef):
             continue
         elif isinstance(stmt, cst.If):
-            yield from _sites(list(stmt.body.body), scope, analyzer, method)
+            compiled = _compiler_test(stmt.test, analyzer.qualname)  # code the compiler never sees
+            if compiled is not False:
+                yield from _sites(list(stmt.body.body), scope, analyzer, method)
+            if compiled is True:
+                continue
             if isinstance(stmt.orelse, cst.If):
                 yield from _sites([stmt.orelse], scope, analyzer, method, is_elif=True)
             elif isinstance(stmt.orelse, cst.Else):
@@ -123,3 +127,21 @@ def _sites(block: list, scope: Scope, analyzer: Analyzer, method: cst.FunctionDe
         else:
             for suite in child_suites(stmt):
                 yield from _sites(list(suite.body), scope, analyzer, method)
+
+
+#: Questions a model asks to keep code away from the compiler: TorchScript compiled only the branch
+#: where `is_scripting()` is True, and `torch.export` traces only the one where `is_exporting()`
+#: (or `is_compiling()`) is.
+COMPILER_TESTS = {"torch.jit.is_scripting", "torch._jit_internal.is_scripting", "torch.compiler.is_exporting",
+                  "torch.compiler.is_compiling", "torch._dynamo.is_compiling"}
+
+
+def _compiler_test(test: cst.BaseExpression, qualname: Callable[[cst.CSTNode], set[str]]) -> bool | None:
+    """True for `if X():` and False for `if not X():` where X asks whether a compiler runs the code
+    (the other branch is never compiled, nor exported); None for any other test."""
+    negated = False
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, negated = test.expression, not negated
+    if isinstance(test, cst.Call) and not test.args and qualname(test.func) & COMPILER_TESTS:
+        return not negated
+    return None
