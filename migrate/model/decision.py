@@ -14,7 +14,7 @@ repeated until nothing changes. The engine applies the :class:`Decision`, per fi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from ts2export.model import pathpattern as ap
 from ts2export.model.files import Files
@@ -67,7 +67,13 @@ class Solver:
     reach: Reach
     script_uses: ScriptUses
     external_readers: bool
+    proof_of: Callable[[Site], dict | None] | None = None  # the recording's proof of an entry point
     findings: list[ScanFinding] = field(default_factory=list, init=False)
+
+    def proof(self, s: Site) -> dict | None:
+        if self.proof_of is None or s.kind not in (ENTRY_SCRIPT, ENTRY_TRACE):
+            return None
+        return self.proof_of(s)
 
     def attach(self, findings: Iterable[ScanFinding]) -> None:
         """Give each site the findings of the first pass that report it."""
@@ -132,7 +138,10 @@ class Solver:
                 order = {ENTRY_SCRIPT: 0, ENTRY_TRACE: 0, READER: 1, WRITER: 2}
                 for s in sorted(members, key=lambda s: order.get(s.kind, 3)):
                     uses = self.script_uses.of(s)
-                    if uses and (goes(s) or s.kind in CALL_SITES or s.kind == ENTRY_DECORATOR):
+                    proof = self.proof(s)
+                    if proof and proof.get("verdict") == "failed" and goes(s):
+                        blockers.append((s, proof_failure(proof)))
+                    elif uses and (goes(s) or s.kind in CALL_SITES or s.kind == ENTRY_DECORATOR):
                         # a test that checks what the value is (its type, its TorchScript code)
                         blockers.append((s, (
                             f"makes a value that {uses[0].where} uses as TorchScript (`{uses[0].text}`), which an "
@@ -174,6 +183,8 @@ class Solver:
             for s in sites:
                 if s.kind not in (ENTRY_SCRIPT, ENTRY_TRACE) or not goes(s):
                     continue
+                if (self.proof(s) or {}).get("verdict") == "proven":
+                    continue  # the recording exported it and compared: evidence beats the static guess
                 defs, _unknown = reach[id(s)]
                 for fi in self.findings:
                     if not fi.blocks_export or fixable(fi):
@@ -263,3 +274,18 @@ class Solver:
                     out.units.setdefault(fi.path, {})[fi.anchor] = s.unit.label if s.unit else ""
                     break
         return out
+
+
+def proof_failure(proof: dict) -> str:
+    """Why an entry point whose proof failed stays, as a predicate."""
+    where = ""
+    if proof.get("frame"):
+        file, line, function = proof["frame"]
+        where = f" in `{function}` ({file}:{line})"
+    method = f" `{proof['method']}`" if proof.get("method") not in (None, "forward") else ""
+    error = proof.get("error", "?")
+    if proof.get("step") in ("export", "save"):
+        error = f"torch.export.{proof['step']}{method} raised {error}"
+    elif method:
+        error = f"{method.strip()}: {error}"
+    return f"failed its proof in the recording: {error}{where}; change that code, then record and apply again"

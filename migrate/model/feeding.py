@@ -225,13 +225,19 @@ def recorded(recording, site: Site) -> dict | None:
         if shape is None:
             sizes = []
             break
-        sizes.append([[varying[(name, d)].min, varying[(name, d)].max] if (name, d) in varying else [n]
+        sizes.append([[varying[(name, d)].min or 0, varying[(name, d)].max] if (name, d) in varying else [n]
                       for d, n in enumerate(shape)])
+    proof = recording.proof_at(site.file.path, site.start[0])
+    proven = ""
+    if proof and proof.get("verdict") == "proven":
+        n = proof.get("samples", 0)
+        proven = f"; exported and compared with TorchScript on the example and {n} recorded sample{'s' if n != 1 else ''}"
     return {
         "example": rec.args_code,
         "kwargs": rec.kwargs_code,
         "dynamic_shapes": rec.dynamic_shapes_inline_code,
         "recorded": True,
+        "proof": proof,
         "sizes": sizes,
-        "where": [f"recording ({rec.calls} call{'s' if rec.calls != 1 else ''} seen)"],
+        "where": [f"recording ({rec.calls} call{'s' if rec.calls != 1 else ''} seen{proven})"],
     }

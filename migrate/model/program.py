@@ -53,7 +53,8 @@ class Program:
         self.links = Links(self.sites, self.names, self.values, self.origins, self.calls, self.classes)
         self.units = Units(self.sites, self.links, self.origins, self.classes)  # what migrates together
         self.script_uses = ScriptUses(self.files, self.names, self.origins, self.sites, self.classes)  # tests of TorchScript-ness
-        self.solver = Solver(self.files, self.sites, self.links, self.units, self.reach, self.script_uses, external_readers)
+        self.solver = Solver(self.files, self.sites, self.links, self.units, self.reach, self.script_uses, external_readers,
+                             proof_of=(lambda s: recording.proof_at(s.file.path, s.start[0])) if recording is not None else None)
         self.shapes = Shapes(self.names, self.values)  # the tensors the code builds
         self.feeding = Feeding(self.calls, self.origins, self.shapes)  # what feeds an entry point
 

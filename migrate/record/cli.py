@@ -21,17 +21,21 @@ def record_cmd(
     output: Path = typer.Option(Path("ts2export-recording.json"), "--output", "-o", help="Where to write the recording (samples go next to it, NAME.samples.zip)."),
     samples: int = typer.Option(3, "--samples", help="Real input samples kept per call site and method (0: none)."),
     sample_bytes: int = typer.Option(64 << 20, "--sample-bytes", help="Most bytes of sample tensors kept in all (default 64 MiB)."),
+    prove: bool = typer.Option(True, "--prove/--no-prove", help="When each process ends, export what it scripted or traced with the recorded inputs, run it on the recorded samples and compare with TorchScript; `apply --recording` migrates what was proven and holds back what failed, with the error."),
+    prove_timeout: float = typer.Option(120.0, "--prove-timeout", help="Seconds at most for the proof of one call site (then: not proven)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary line on stderr."),
 ) -> None:
     """Run CMD with the TorchScript entry points recorded (script, trace, trace_module, load and the
     calls of what they return): per call site and artifact, the structure, dtypes and shapes of every
     call's inputs, which dims varied, and a few real input samples. CMD's output and exit code are
     unchanged: `ts2export record` exits with CMD's code (128+N when a signal N ended it), or 2 when
-    CMD cannot be started or the recording cannot be written."""
+    CMD cannot be started or the recording cannot be written. With --prove (the default), what CMD
+    scripted or traced is exported and compared when CMD's processes end, after CMD's own work; the
+    verdicts (proven, failed with the error and the line in your code, skipped) go in the recording."""
     from ts2export.record.run import RecordError, record
 
     try:
-        result = record(list(command or []), output, samples, sample_bytes)
+        result = record(list(command or []), output, samples, sample_bytes, prove, prove_timeout)
     except RecordError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(EXIT_ERROR) from None
@@ -41,6 +45,8 @@ def record_cmd(
         else:
             where = "no TorchScript entry point was called"
         side = f", samples in {result.samples}" if result.samples else ""
+        if result.proofs:
+            side += "; " + ", ".join(f"{n} {verdict}" for verdict, n in sorted(result.proofs.items()))
         typer.echo(f"ts2export record: wrote {result.output} ({where}; {result.processes} process{'es' if result.processes != 1 else ''}{side})", err=True)
     raise typer.Exit(result.exit_code)
 
@@ -91,7 +97,16 @@ def recorded_inputs_cmd(
 def _list(rec) -> None:
     for s in rec.sites:
         calls = ", ".join(f"{name}: {m['calls']} call{'s' if m['calls'] != 1 else ''}" for name, m in s["methods"].items())
-        typer.echo(f"{s['path']}:{s['line']}:{s['col']}: {s['kind']} {s['target']} ({calls or 'never called'})")
+        proof = s.get("proof")
+        verdict = ""
+        if proof:
+            verdict = f"; proof: {proof['verdict']}"
+            if proof["verdict"] != "proven" and proof.get("error"):
+                frame = proof.get("frame")
+                if frame and frame[0].startswith(str(rec.cwd) + "/"):
+                    frame = [frame[0][len(str(rec.cwd)) + 1:], *frame[1:]]
+                verdict += f" ({proof['error']}" + (f" at {frame[0]}:{frame[1]} in {frame[2]}" if frame else "") + ")"
+        typer.echo(f"{s['path']}:{s['line']}:{s['col']}: {s['kind']} {s['target']} ({calls or 'never called'}{verdict})")
     for a in rec.artifacts:
         typer.echo(f"{a['path']}: saved by {', '.join(a['saved_by']) or '-'}, loaded by {', '.join(a['loaded_by']) or '-'}")
     if not rec.sites:

@@ -13,94 +13,12 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ts2export.record.hooks.variants import empty_method, merge_method
+
 FORMAT = "ts2export-recording"
 VERSION = 1
-MAX_SIZES = 32  # distinct sizes kept per dim in the recording
-MAX_SHAPES = 64  # distinct shapes listed per variant
-MAX_CONST_VALUES = 8
 SAMPLES_PER_METHOD = 3
 SAMPLE_FILE_BYTES = 64 << 20
-
-
-# ---- merging aggregated inputs -----------------------------------------------------------------------
-
-
-def variant_key(v: dict) -> str:
-    """Variants merge when structure, dtypes and ranks agree."""
-    return json.dumps([v["args"], v["kwargs"], [(t["dtype"], len(t["dims"])) for t in v["tensors"]]], sort_keys=True)
-
-
-def _meet(a: list, b: list) -> list:
-    """The common refinement of two partitions of (tensor, dim): together only if together in both."""
-    label_a = {tuple(m): i for i, members in enumerate(a) for m in members}
-    label_b = {tuple(m): i for i, members in enumerate(b) for m in members}
-    groups: dict[tuple, list] = {}
-    for members in a:
-        for m in members:
-            groups.setdefault((label_a[tuple(m)], label_b.get(tuple(m), tuple(m))), []).append(list(m))
-    return list(groups.values())
-
-
-def _copy(obj: Any) -> Any:
-    return json.loads(json.dumps(obj))
-
-
-def merge_variant(into: dict, v: dict) -> None:
-    """Fold variant `v` into `into` (same variant_key)."""
-    into["calls"] += v["calls"]
-    for ti, (ta, tb) in enumerate(zip(into["tensors"], v["tensors"])):
-        for da, db in zip(ta["dims"], tb["dims"]):
-            da["min"] = min(da["min"], db["min"])
-            da["max"] = max(da["max"], db["max"])
-            sizes = sorted(set(da["sizes"]) | set(db["sizes"]))
-            da["more_sizes"] = da["more_sizes"] or db["more_sizes"] or len(sizes) > MAX_SIZES
-            da["sizes"] = sizes[:MAX_SIZES]
-        if tb.get("values") is not None:
-            if ta.get("values") is None:
-                ta["values"] = list(tb["values"])
-            else:
-                ta["values"] = [min(ta["values"][0], tb["values"][0]), max(ta["values"][1], tb["values"][1])]
-        ta["devices"] = sorted(set(ta["devices"]) | set(tb["devices"]))
-    for ca, cb in zip(into["consts"], v["consts"]):
-        for value in cb["values"]:
-            if value not in ca["values"]:
-                if len(ca["values"]) < MAX_CONST_VALUES:
-                    ca["values"].append(value)
-                else:
-                    ca["more_values"] = True
-        ca["more_values"] = ca["more_values"] or cb["more_values"]
-    into["classes"] = _meet(into["classes"], v["classes"])
-    counts: dict[str, int] = {}
-    for shape, n in into["shapes"] + v["shapes"]:
-        k = json.dumps(shape)
-        counts[k] = counts.get(k, 0) + n
-    ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    into["more_shapes"] = into.get("more_shapes", 0) + v.get("more_shapes", 0) + max(0, len(ordered) - MAX_SHAPES)
-    into["shapes"] = [[json.loads(k), n] for k, n in ordered[:MAX_SHAPES]]
-
-
-def merge_method(into: dict, m: dict) -> list[tuple[int, int]]:
-    """Fold method stats `m` into `into`; returns (variant index in m, index in into) pairs."""
-    for field in ("calls", "trace_examples", "uncached_calls", "dropped_calls"):
-        into[field] = into.get(field, 0) + m.get(field, 0)
-    if not into.get("arg_names") and m.get("arg_names"):
-        into["arg_names"] = list(m["arg_names"])
-    index = {variant_key(v): i for i, v in enumerate(into["variants"])}
-    mapping = []
-    for j, v in enumerate(m["variants"]):
-        k = variant_key(v)
-        if k in index:
-            merge_variant(into["variants"][index[k]], v)
-        else:
-            index[k] = len(into["variants"])
-            into["variants"].append(_copy(v))
-            into["variants"][-1]["shapes"] = into["variants"][-1]["shapes"][:MAX_SHAPES]
-        mapping.append((j, index[k]))
-    return mapping
-
-
-def empty_method() -> dict:
-    return {"arg_names": [], "calls": 0, "trace_examples": 0, "uncached_calls": 0, "dropped_calls": 0, "variants": [], "samples": []}
 
 
 # ---- shards -> recording ---------------------------------------------------------------------------------
@@ -126,6 +44,9 @@ def _relative(path: str, cwd: str) -> str:
         return path
 
 
+_PROOF_RANK = {"skipped": 0, "proven": 1, "failed": 2}
+
+
 def merge_shards(shards: list[dict], cwd: str) -> tuple[dict, list[dict]]:
     """(recording without samples, candidate samples) from the shards of one run.
 
@@ -147,6 +68,8 @@ def merge_shards(shards: list[dict], cwd: str) -> tuple[dict, list[dict]]:
                 for p in s.get(field, []):
                     if p not in site[field]:
                         site[field].append(p)
+            if s.get("proof") and _PROOF_RANK.get(s["proof"].get("verdict"), 0) > _PROOF_RANK.get(site.get("proof", {}).get("verdict"), -1):
+                site["proof"] = s["proof"]  # one process's failure outweighs another's success
             for name, m in s.get("methods", {}).items():
                 into = site["methods"].setdefault(name, empty_method())
                 mapping = dict(merge_method(into, m))

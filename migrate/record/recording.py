@@ -18,32 +18,17 @@ static. The standard library only: torch is imported by the helpers that build r
 from __future__ import annotations
 
 import json
-import keyword
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ts2export.record import merge as record_merge
+from ts2export.record.hooks.variants import DynamicDim, example_of, positional_variants
 
 
 class RecordingError(Exception):
     """A recording that cannot be read or used; the message is one line for the user."""
-
-
-@dataclass(frozen=True)
-class DynamicDim:
-    """One named dynamic dim: the (input, dim) pairs that always had the same size, and its range."""
-
-    name: str
-    min: int
-    max: int
-    example: int
-    members: tuple[tuple[str, int], ...]  # (input path such as "ids" or "batch_0", dim index)
-
-    def code(self) -> str:
-        return f'torch.export.Dim("{self.name}", min={self.min}, max={self.max})'
 
 
 @dataclass
@@ -158,6 +143,21 @@ class Recording:
                         sites.setdefault(i, self._by_id[i])
         return self.inputs_for_sites(list(sites.values()), method)
 
+    def proof_at(self, path, line: int, root=None) -> dict | None:
+        """The verdict of the proof of what the call at (path, line) made (see
+        ts2export.record.hooks.prove): {"verdict": "proven" | "failed" | "skipped", ...}; None when
+        the call was not recorded or not proven (a load, a recording made with --no-prove)."""
+        site = self.site(path, line, root)
+        proof = site.get("proof") if site is not None else None
+        if proof and proof.get("frame"):
+            file, line, function = proof["frame"]
+            try:
+                file = Path(file).relative_to(self.cwd).as_posix()
+            except ValueError:
+                pass
+            proof = {**proof, "frame": [file, line, function]}
+        return proof
+
     def artifact(self, path, root=None) -> dict | None:
         for a in self.artifacts:
             if _same_file(a, path, root, self.cwd):
@@ -183,9 +183,28 @@ class Recording:
             samples += [{**x, "variant": mapping.get(x.get("variant", 0), 0)} for x in m.get("samples", [])]
         if not stats["variants"]:
             return None
-        vmap = _positional_variants(stats)
+        vmap = positional_variants(stats)
         samples = [{**x, "variant": vmap.get(x["variant"], 0)} for x in samples]
-        return _inputs(stats, samples, method, tuple(s["id"] for s in sites), self)
+        ranges: dict = {}
+        for s in sites:  # the dim ranges the proof of an export found it needs
+            ranges.update(((s.get("proof") or {}).get("ranges") or {}).get(method) or {})
+        ex = example_of(stats, ranges)
+        return RecordedInputs(
+            method=method,
+            sites=tuple(s["id"] for s in sites),
+            calls=stats["calls"],
+            arg_names=ex.arg_names,
+            args_code=ex.args_code,
+            kwargs_code=ex.kwargs_code,
+            dims=ex.dims,
+            dynamic_shapes_code=ex.dynamic_shapes_code,
+            dynamic_shapes_inline_code=ex.dynamic_shapes_inline_code,
+            shapes=ex.shapes,
+            notes=ex.notes,
+            samples=[x for x in samples if x.get("variant", 0) == ex.variant],
+            variant=stats["variants"][ex.variant],
+            recording=self,
+        )
 
     # -- samples
 
@@ -299,298 +318,3 @@ def _same_file(entry: dict, path, root, cwd: Path) -> bool:
 
 
 _DTYPE_CODE = {"int64": "torch.long", "float32": None, "bool": "torch.bool"}
-
-
-def _identifier(text: str) -> str:
-    name = re.sub(r"\W+", "_", text).strip("_") or "x"
-    if name[0].isdigit():
-        name = "x" + name
-    return name + "_" if keyword.iskeyword(name) else name
-
-
-class _Unreproducible(Exception):
-    pass
-
-
-def _leaf_paths(tree: dict, prefix: str, out: dict[int, str], consts: dict[int, str]) -> None:
-    if "tensor" in tree:
-        out[tree["tensor"]] = prefix
-    elif "const" in tree:
-        consts[tree["const"]] = prefix
-    elif "tuple" in tree or "list" in tree:
-        for i, node in enumerate(tree.get("tuple", tree.get("list", []))):
-            _leaf_paths(node, f"{prefix}_{i}", out, consts)
-    elif "dict" in tree:
-        for k, node in tree["dict"]:
-            _leaf_paths(node, f"{prefix}_{k}", out, consts)
-    elif "namedtuple" in tree:
-        for fname, node in zip(tree.get("fields", []), tree["items"]):
-            _leaf_paths(node, f"{prefix}_{fname}", out, consts)
-
-
-def _positional_variants(stats: dict) -> dict[int, int]:
-    """Put keyword inputs in their positional place (from the argument names) and merge the
-    variants that then agree, so `m(x, mask=y)` and `m(x, y)` count as one structure. Returns
-    old variant index -> new index."""
-    arg_names = list(stats.get("arg_names") or [])
-    merged: list[dict] = []
-    index: dict[str, int] = {}
-    vmap: dict[int, int] = {}
-    for i, v in enumerate(stats["variants"]):
-        v = _positional(v, arg_names)
-        k = record_merge.variant_key(v)
-        if k in index:
-            record_merge.merge_variant(merged[index[k]], v)
-        else:
-            index[k] = len(merged)
-            merged.append(json.loads(json.dumps(v)))
-        vmap[i] = index[k]
-    stats["variants"] = merged
-    return vmap
-
-
-def _positional(v: dict, arg_names: list[str]) -> dict:
-    positional, keywords = v["args"]["tuple"], v["kwargs"]["dict"]
-    if not keywords:
-        return v
-    wanted = arg_names[len(positional):len(positional) + len(keywords)]
-    by_name = dict((k, node) for k, node in keywords)
-    if len(wanted) != len(keywords) or set(wanted) != set(by_name):
-        return v
-    tree = {"tuple": positional + [by_name[name] for name in wanted]}
-    tensors: list[int] = []
-    consts: list[int] = []
-
-    def renumber(node: dict) -> dict:
-        if "tensor" in node:
-            tensors.append(node["tensor"])
-            return {"tensor": len(tensors) - 1}
-        if "const" in node:
-            consts.append(node["const"])
-            return {**node, "const": len(consts) - 1}
-        for kind in ("tuple", "list"):
-            if kind in node:
-                return {kind: [renumber(x) for x in node[kind]]}
-        if "dict" in node:
-            return {"dict": [[k, renumber(x)] for k, x in node["dict"]]}
-        if "namedtuple" in node:
-            return {**node, "items": [renumber(x) for x in node["items"]]}
-        return node
-
-    args = renumber(tree)
-    new_of = {old: new for new, old in enumerate(tensors)}
-    return {
-        **v,
-        "args": args,
-        "kwargs": {"dict": []},
-        "tensors": [v["tensors"][old] for old in tensors],
-        "consts": [v["consts"][old] for old in consts],
-        "classes": [[[new_of[t], d] for t, d in members] for members in v["classes"]],
-        "shapes": [[[shape[old] for old in tensors], n] for shape, n in v["shapes"]],
-    }
-
-
-def _inputs(stats: dict, samples: list[dict], method: str, site_ids: tuple[str, ...], recording: Recording) -> RecordedInputs:
-    variants = stats["variants"]
-    best = max(range(len(variants)), key=lambda i: variants[i]["calls"])
-    v = variants[best]
-    notes: list[str] = []
-    others = sum(x["calls"] for i, x in enumerate(variants) if i != best)
-    if others:
-        notes.append(f"{len(variants) - 1} other input structure(s) or dtype(s) seen in {others} call(s) were left out")
-    if stats.get("dropped_calls"):
-        notes.append(f"{stats['dropped_calls']} call(s) with yet other structures were not analysed")
-    arg_names = list(stats.get("arg_names") or [])
-    positional = v["args"]["tuple"]
-    names = [_identifier(arg_names[i]) if i < len(arg_names) else f"arg{i}" for i in range(len(positional))]
-    paths: dict[int, str] = {}
-    consts: dict[int, str] = {}
-    for name, node in zip(names, positional):
-        _leaf_paths(node, name, paths, consts)
-    for k, node in v["kwargs"]["dict"]:
-        _leaf_paths(node, _identifier(str(k)), paths, consts)
-
-    tensors = v["tensors"]
-    dims, sizes, dim_of = _dynamic_dims(v, paths, notes)
-    shapes = []
-    for i, t in enumerate(tensors):
-        shape = [sizes.get((i, d), dim["min"]) for d, dim in enumerate(t["dims"])]
-        shapes.append((paths.get(i, f"tensor{i}"), shape, t["dtype"]))
-
-    def tensor_code(i: int) -> str:
-        return _tensor_code(tensors[i], shapes[i][1])
-
-    def const_code(j: int) -> str:
-        c = v["consts"][j]
-        if not c["values"]:
-            raise _Unreproducible(f"a {c['type']} input was not kept")
-        if len(c["values"]) > 1 or c.get("more_values"):
-            notes.append(f"input {consts.get(j, j)} took {len(c['values'])}{'+' if c.get('more_values') else ''} values; the example uses {c['values'][0]!r}")
-        return repr(c["values"][0])
-
-    try:
-        args_code = _code(v["args"], tensor_code, const_code)
-        kwargs_code = _code(v["kwargs"], tensor_code, const_code) if v["kwargs"]["dict"] else None
-    except _Unreproducible as exc:
-        args_code = kwargs_code = None
-        notes.append(str(exc))
-
-    named_code = inline_code = None
-    if dims:
-        by_tensor: dict[int, dict[int, DynamicDim]] = {}
-        for (i, d), dd in dim_of.items():
-            by_tensor.setdefault(i, {})[d] = dd
-        named_code = _spec_code(v, arg_names, by_tensor, inline=False, notes=notes)
-        inline_code = _spec_code(v, arg_names, by_tensor, inline=True, notes=None)
-    return RecordedInputs(
-        method=method,
-        sites=site_ids,
-        calls=stats["calls"],
-        arg_names=arg_names,
-        args_code=args_code,
-        kwargs_code=kwargs_code,
-        dims=dims,
-        dynamic_shapes_code=named_code,
-        dynamic_shapes_inline_code=inline_code,
-        shapes=shapes,
-        notes=notes,
-        samples=[s for s in samples if s.get("variant", 0) == best],
-        variant=v,
-        recording=recording,
-    )
-
-
-def _dynamic_dims(v: dict, paths: dict[int, str], notes: list[str]):
-    """(dims, example size per varying (tensor, dim), Dim per (tensor, dim)): the dims that varied,
-    grouped by "always the same size", with an example size for each.
-
-    The example sizes come from the most common shape seen in which every dynamic dim is at least 2
-    and no two groups share a size (torch.export specializes sizes 0 and 1 and would tie equal
-    sizes); failing that, from each dim's own sizes."""
-    tensors = v["tensors"]
-    groups = []
-    for members in v.get("classes", []):
-        ti, d = members[0]
-        dim = tensors[ti]["dims"][d]
-        if dim["min"] == dim["max"]:
-            continue
-        if dim["max"] < 2:
-            path = paths.get(ti, f"tensor{ti}")
-            notes.append(f"dim {d} of {path} took only sizes {dim['sizes']}; left static at {dim['max']}")
-            continue
-        groups.append([tuple(m) for m in members])
-    if not groups:
-        return [], {(ti, d): dim["max"] for ti, t in enumerate(tensors) for d, dim in enumerate(t["dims"]) if dim["min"] != dim["max"]}, {}
-    chosen: list[int] | None = None
-    for shape, _count in v.get("shapes", []):
-        picks = [shape[g[0][0]][g[0][1]] for g in groups]
-        if all(p >= 2 for p in picks) and len(set(picks)) == len(picks):
-            chosen = picks
-            break
-    if chosen is None:
-        chosen = []
-        for g in groups:
-            dim = tensors[g[0][0]]["dims"][g[0][1]]
-            options = [s for s in sorted(dim["sizes"], reverse=True) if s >= 2] or [dim["max"]]
-            free = [s for s in options if s not in chosen]
-            chosen.append(free[0] if free else options[0])
-    dims = []
-    used: set[str] = set()
-    sizes: dict[tuple[int, int], int] = {}
-    dim_of: dict[tuple[int, int], DynamicDim] = {}
-    for g, example in zip(groups, chosen):
-        ti, d = g[0]
-        dim = tensors[ti]["dims"][d]
-        name = base = _identifier(f"{paths.get(ti, f'tensor{ti}')}_dim{d}")
-        n = 2
-        while name in used:
-            name = f"{base}_{n}"
-            n += 1
-        used.add(name)
-        members = tuple((paths.get(t, f"tensor{t}"), dd) for t, dd in g)
-        dims.append(DynamicDim(name, int(dim["min"]), int(dim["max"]), int(example), members))
-        for m in g:
-            sizes[m] = example
-            dim_of[m] = dims[-1]
-        if dim.get("more_sizes"):
-            notes.append(f"{name}: more than {len(dim['sizes'])} sizes seen; range {dim['min']}..{dim['max']}")
-    for ti, t in enumerate(tensors):  # dims left static though they varied (sizes 0 and 1 only)
-        for d, dim in enumerate(t["dims"]):
-            if dim["min"] != dim["max"] and (ti, d) not in sizes:
-                sizes[(ti, d)] = dim["max"]
-    return dims, sizes, dim_of
-
-
-def _tensor_code(t: dict, shape: list[int]) -> str:
-    dtype = t["dtype"]
-    size = ", ".join(str(s) for s in shape) if shape else "()"
-    extra = []
-    values = t.get("values")
-    fn = "ones"  # floats, and bools (an all-true mask)
-    if dtype.startswith(("int", "uint")):
-        fn = "zeros"
-        if values is not None:
-            lo, hi = values
-            if not lo <= 0 <= hi:
-                fn = "ones" if lo <= 1 <= hi else "full"
-    dtype_code = _DTYPE_CODE.get(dtype, f"torch.{dtype}")
-    if dtype_code:
-        extra.append(f"dtype={dtype_code}")
-    devices = t.get("devices") or []
-    if len(devices) == 1 and devices[0] != "cpu":
-        extra.append(f'device="{devices[0]}"')
-    tail = "".join(", " + e for e in extra)
-    if fn == "full":
-        dims = "()" if not shape else f"({size},)" if len(shape) == 1 else f"({size})"
-        return f"torch.full({dims}, {values[0]}{tail})"
-    return f"torch.{fn}({size}{tail})"
-
-
-def _code(tree: dict, tensor_code, const_code) -> str:
-    if "tensor" in tree:
-        return tensor_code(tree["tensor"])
-    if "const" in tree:
-        return const_code(tree["const"])
-    if "tuple" in tree:
-        items = [_code(x, tensor_code, const_code) for x in tree["tuple"]]
-        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
-    if "list" in tree:
-        return "[" + ", ".join(_code(x, tensor_code, const_code) for x in tree["list"]) + "]"
-    if "dict" in tree:
-        return "{" + ", ".join(f"{k!r}: {_code(x, tensor_code, const_code)}" for k, x in tree["dict"]) + "}"
-    if "namedtuple" in tree:
-        raise _Unreproducible(f"an input is a {tree['namedtuple']} (a NamedTuple); write its example by hand")
-    raise _Unreproducible(f"an input is a {tree.get('other', 'Python object')}, which a recording cannot rebuild")
-
-
-def _spec_code(v: dict, arg_names: list[str], by_tensor: dict, inline: bool, notes) -> str:
-    def dim(d: DynamicDim) -> str:
-        return d.code() if inline else d.name
-
-    def spec(tree: dict) -> str:
-        if "tensor" in tree:
-            entries = by_tensor.get(tree["tensor"]) or {}
-            return "{" + ", ".join(f"{k}: {dim(d)}" for k, d in sorted(entries.items())) + "}" if entries else "None"
-        if "tuple" in tree:
-            items = [spec(x) for x in tree["tuple"]]
-            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
-        if "list" in tree:
-            return "[" + ", ".join(spec(x) for x in tree["list"]) + "]"
-        if "dict" in tree:
-            return "{" + ", ".join(f"{k!r}: {spec(x)}" for k, x in tree["dict"]) + "}"
-        if "namedtuple" in tree:
-            return "(" + ", ".join(spec(x) for x in tree["items"]) + ("," if len(tree["items"]) == 1 else "") + ")"
-        return "None"
-
-    positional = v["args"]["tuple"]
-    keywords = v["kwargs"]["dict"]
-    if not keywords:
-        return spec(v["args"])
-    if len(arg_names) >= len(positional):
-        entries = [f"{arg_names[i]!r}: {spec(node)}" for i, node in enumerate(positional)]
-        entries += [f"{k!r}: {spec(node)}" for k, node in keywords]
-        return "{" + ", ".join(entries) + "}"
-    if notes is not None:
-        notes.append("argument names unknown: dynamic_shapes lists keyword inputs after the positional ones")
-    items = [spec(node) for node in positional] + [spec(node) for _, node in keywords]
-    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"

@@ -18,13 +18,16 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ts2export.record import merge as record_merge
 
 SHARD_ENV = "TS2EXPORT_RECORD_DIR"
 SAMPLES_ENV = "TS2EXPORT_RECORD_SAMPLES"
+PROVE_ENV = "TS2EXPORT_PROVE"  # "0": no proof at exit (see ts2export.record.hooks.prove)
+PROVE_SECONDS_ENV = "TS2EXPORT_PROVE_SECONDS"
+PROVE_SECONDS = 120.0
 DEFAULT_OUTPUT = "ts2export-recording.json"
 
 BOOTSTRAP = '''\
@@ -81,6 +84,7 @@ class RecordResult:
     calls: int
     processes: int
     seconds: float
+    proofs: dict[str, int] = field(default_factory=dict)  # verdict -> call sites
 
 
 def _exit_code(returncode: int) -> int:
@@ -110,9 +114,11 @@ def check_output(output: Path) -> None:
 
 
 def record(command: list[str], output: Path, samples_per_method: int = record_merge.SAMPLES_PER_METHOD,
-           sample_bytes: int = record_merge.SAMPLE_FILE_BYTES) -> RecordResult:
+           sample_bytes: int = record_merge.SAMPLE_FILE_BYTES, prove: bool = True,
+           prove_seconds: float = PROVE_SECONDS) -> RecordResult:
     """Run `command` recorded; write the recording to `output`. Raises RecordError on user errors
-    (the command cannot start, the output cannot be written)."""
+    (the command cannot start, the output cannot be written). `prove`: when each process ends,
+    export what it scripted or traced and compare (at most `prove_seconds` per call site)."""
     if not command:
         raise RecordError("no command to record: ts2export record -- CMD [ARGS]...")
     output = Path(output)
@@ -129,6 +135,8 @@ def record(command: list[str], output: Path, samples_per_method: int = record_me
         env["PYTHONPATH"] = str(boot) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         env[SHARD_ENV] = str(shards)
         env[SAMPLES_ENV] = str(max(0, samples_per_method))
+        env[PROVE_ENV] = "1" if prove else "0"
+        env[PROVE_SECONDS_ENV] = repr(float(prove_seconds))
         cwd = os.getcwd()
         started = time.monotonic()
         returncode = _run(command, env)
@@ -220,4 +228,9 @@ def _write(shards: Path, output: Path, command, cwd, exit_code, seconds, samples
     except OSError as exc:
         raise RecordError(f"{output}: cannot write the recording: {exc.strerror or exc}") from None
     calls = sum(m["calls"] for s in recording["sites"] for m in s["methods"].values())
-    return RecordResult(exit_code, output, side if kept else None, len(recording["sites"]), calls, recording["processes"], seconds)
+    proofs: dict[str, int] = {}
+    for s in recording["sites"]:
+        if s.get("proof"):
+            proofs[s["proof"]["verdict"]] = proofs.get(s["proof"]["verdict"], 0) + 1
+    return RecordResult(exit_code, output, side if kept else None, len(recording["sites"]), calls, recording["processes"],
+                        seconds, proofs)

@@ -30,7 +30,7 @@ import sys
 import threading
 import weakref
 
-from . import inputs, shard
+from . import inputs, prove, shard
 from .inputs import _call_key, _Method, _Site
 from .shard import MAX_SAVED_PATHS, VALUE_RANGE_EVERY, VALUE_RANGE_FIRST
 
@@ -42,7 +42,7 @@ _torch = None
 _Tensor = None
 _torch_dir = ""
 _own_files = {os.path.join(os.path.dirname(os.path.abspath(__file__)), name)  # hidden from tracebacks
-              for name in ("__init__.py", "inputs.py", "shard.py")}
+              for name in ("__init__.py", "inputs.py", "shard.py", "prove.py", "variants.py")}
 
 
 # ---- installation ----------------------------------------------------------------------------------
@@ -119,6 +119,7 @@ def _patch_torch(torch) -> None:
     _Tensor = torch.Tensor
     inputs.bind(torch)
     shard.bind(torch)
+    atexit.register(_prove_at_exit)
     _torch_dir = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
     jit = torch.jit
     import functools
@@ -419,12 +420,15 @@ def _recordable(obj) -> bool:
     return isinstance(obj, (torch.jit.ScriptModule, torch._C.ScriptFunction)) or type(obj).__name__ == "LiteScriptModule"
 
 
-def _guarded_register(kind, obj, frame, artifact=None) -> None:
+def _guarded_register(kind, obj, frame, artifact=None, eager=None, methods=()):
+    """Register what a call made; `eager`: what it was handed, kept to prove at exit."""
     try:
         if not _recordable(obj):
             return
         site = _site_for(kind, _target_name(obj), frame, artifact)
         _register(obj, site)
+        if eager is not None:
+            prove.keep(site, eager, obj, methods)
         if not shard.state.get("sigterm"):
             shard.state["sigterm"] = True
             _install_sigterm()
@@ -440,7 +444,7 @@ def _make_script(orig):
         out = orig(obj, optimize, _frames_up + 1, _rcb, example_inputs)
         frame = _caller()
         if frame is not None and shard.folder is not None:
-            _guarded_register("script", out, frame)
+            _guarded_register("script", out, frame, eager=obj)
         return out
 
     return script
@@ -452,7 +456,7 @@ def _make_trace(orig):
         out = orig(func, *args, **kwargs)
         frame = _caller()
         if frame is not None and shard.folder is not None:
-            _guarded_register("trace", out, frame)
+            _guarded_register("trace", out, frame, eager=func)
             try:
                 example = args[0] if args else kwargs.get("example_inputs")
                 example_kw = kwargs.get("example_kwarg_inputs")
@@ -477,7 +481,7 @@ def _make_trace_module(orig):
         out = orig(mod, inputs, *args, **kwargs)
         frame = _caller()
         if frame is not None and shard.folder is not None:
-            _guarded_register("trace_module", out, frame)
+            _guarded_register("trace_module", out, frame, eager=mod)
             try:
                 as_kwargs = kwargs.get("example_inputs_is_kwarg", args[8] if len(args) > 8 else False)
                 for name, example in dict(inputs).items():
@@ -603,6 +607,7 @@ def _observe_example(method: "_Method", args, kwargs) -> None:
 def _after_fork() -> None:
     """In a forked child: keep what is registered, drop the parent's counts, start a new shard."""
     shard.after_fork()
+    prove.forget()
     mp_util = sys.modules.get("multiprocessing.util")
     if mp_util is not None and shard.sites:
         # multiprocessing workers leave by os._exit, past atexit: flush in multiprocessing's exit
@@ -624,6 +629,25 @@ def _mp_finalizer(_token) -> None:
     mp_util = sys.modules.get("multiprocessing.util")
     if mp_util is not None:
         mp_util.Finalize(None, shard.flush, args=(True,), exitpriority=-100)
+
+
+def _prove_at_exit() -> None:
+    """The program ended: prove what it scripted and traced (see :mod:`.prove`), then write the
+    shard. Registered when torch is imported: it runs after the exit handlers the program
+    registered later, and before torch's own (weakref finalizers unregister torch's Python ops)."""
+    if _torch is not None and shard.folder is not None:
+        try:
+            prove.prove_all(_torch, _release)
+        except BaseException as exc:  # noqa: BLE001 - nothing escapes into the program's exit
+            shard.error(exc)
+    shard.flush(True)
+
+
+def _release() -> None:
+    """Route no more calls to the recording (the proof's own calls are not the program's)."""
+    _methods.clear()
+    _cpp.clear()
+    _objects.clear()
 
 
 def _on_sigterm(signum, frame) -> None:

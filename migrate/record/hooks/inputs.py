@@ -406,6 +406,7 @@ class _Site:
         self.artifacts: list = []  # paths loaded here
         self.saved: list = []  # paths the objects made here were saved to
         self.methods: dict[str, _Method] = {}
+        self.proof: dict | None = None  # the verdict of the proof at exit (see .prove)
 
     def method(self, name: str, arg_names=None) -> _Method:
         m = self.methods.get(name)
@@ -419,6 +420,7 @@ class _Site:
         self.created = 0
         self.artifacts = []
         self.saved = []
+        self.proof = None
         for m in self.methods.values():
             m.reset()
 
@@ -436,4 +438,5 @@ class _Site:
             "artifacts": list(self.artifacts),
             "saved": list(self.saved),
             "methods": {name: m.to_json() for name, m in self.methods.items()},
+            **({"proof": self.proof} if self.proof is not None else {}),
         }

@@ -1,0 +1,406 @@
+"""Proving, when the recorded program ends, that what it scripted or traced exports: per call site
+the eager object handed to `torch.jit.script`/`trace`/`trace_module` is exported with the example
+inputs and dynamic shapes `apply --recording` would write (see :mod:`.variants`), the exported
+program and the TorchScript object run on the recorded samples (and the example) and their outputs
+are compared, and the program goes through `torch.export.save`/`load`. The verdict goes in the
+site's entry of the shard: ``proven``, ``failed`` (the exception, its first line, the deepest frame
+in the user's code, the step) or ``skipped`` (why nothing could be tried).
+
+It runs after the program's own work, from the recorder's exit handler (registered first, so it
+runs last), with stdout, stderr and warnings silenced, a time bound per site (SIGALRM, in the main
+thread), and never raises: the program's output and exit code are what they were.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import time
+import traceback
+
+from . import shard, variants
+
+MAX_SITES = 16  # call sites whose objects are kept for a proof, per process
+MAX_COMPARED = 8  # recorded samples compared per method
+SECONDS = 120.0  # time bound of one site's proof (TS2EXPORT_PROVE_SECONDS)
+
+_kept: list = []  # (site, eager object, TorchScript object, methods named at the call)
+_own_dir = os.path.dirname(os.path.abspath(__file__))
+
+
+def enabled() -> bool:
+    return os.environ.get("TS2EXPORT_PROVE", "1") != "0"
+
+
+def keep(site, eager, compiled, methods=()) -> None:
+    """Keep what the call at `site` was handed and what it made, to prove at exit (the first
+    object per site; at most MAX_SITES sites)."""
+    if not enabled() or any(k[0] is site for k in _kept):
+        return
+    if len(_kept) >= MAX_SITES:
+        site.proof = {"verdict": "skipped", "error": f"more than {MAX_SITES} call sites in one process: not proven"}
+        return
+    _kept.append((site, eager, compiled, tuple(methods)))
+
+
+def forget() -> None:
+    """After a fork: the parent proves what it made."""
+    _kept.clear()
+
+
+class _Timeout(BaseException):
+    """The bound of a proof rang (not an Exception: the proof's own handlers let it through)."""
+
+
+def prove_all(torch, release) -> None:
+    """Prove every kept site. `release()` detaches the recorder from the calls (so that the proof's
+    calls are not recorded); called once, before the first proof."""
+    if not _kept:
+        return
+    released = False
+    out_fds = None if os.environ.get("TS2EXPORT_DEBUG") else _silence()
+    try:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for site, eager, compiled, methods in list(_kept):
+                if not released:
+                    release()
+                    released = True
+                try:
+                    site.proof = _prove_site(torch, site, eager, compiled, methods)
+                except BaseException as exc:  # noqa: BLE001 - nothing escapes into the program's exit
+                    site.proof = {"verdict": "skipped", "error": _first_line(exc), "step": "prove"}
+                shard.state["dirty"] = True
+    finally:
+        _kept.clear()
+        _restore(out_fds)
+
+
+# ---- one site ------------------------------------------------------------------------------------------
+
+
+def _prove_site(torch, site, eager, compiled, named_methods) -> dict:
+    start = time.monotonic()
+    if isinstance(eager, torch.jit.ScriptModule) or isinstance(eager, torch._C.ScriptFunction):
+        return {"verdict": "skipped", "error": "the object handed to TorchScript was already TorchScript"}
+    function = not isinstance(eager, torch.nn.Module)
+    stats = _method_stats(site)
+    names = sorted(stats, key=lambda n: (n != "forward", n))
+    if not names:
+        return {"verdict": "skipped", "error": "not called in this process (nor loaded back and called), so no inputs to prove with"}
+    checked = []
+    samples = 0
+    ranges: dict = {}
+    with _bound(_seconds()):
+        for name in names:
+            result = _prove_method(torch, eager, compiled, name, stats[name], function)
+            result["method"] = name
+            result["seconds"] = round(time.monotonic() - start, 3)
+            if result["verdict"] != "proven":
+                return result
+            samples += result.get("samples", 0)
+            ranges.update(result.get("ranges", {}))
+            checked.append(name)
+    out = {"verdict": "proven", "methods": checked, "samples": samples, "seconds": round(time.monotonic() - start, 3)}
+    if ranges:
+        out["ranges"] = ranges
+    return out
+
+
+def _seconds() -> float:
+    """The bound per site, read at exit."""
+    try:
+        return float(os.environ.get("TS2EXPORT_PROVE_SECONDS", SECONDS))
+    except ValueError:
+        return SECONDS
+
+
+def _method_stats(site) -> dict[str, tuple[dict, list[dict]]]:
+    """Per method: (merged stats, samples) over the site and the load sites of this process that
+    loaded a file the site's objects were saved to."""
+    sources = [site]
+    if site.saved:
+        saved = set(site.saved)
+        sources += [s for s in shard.sites.values() if s is not site and saved & set(s.artifacts)]
+    out: dict[str, tuple[dict, list[dict]]] = {}
+    for s in sources:
+        for name, m in s.methods.items():
+            data = m.to_json()
+            if not data["variants"]:
+                continue
+            stats, samples = out.setdefault(name, (variants.empty_method(), []))
+            mapping = dict(variants.merge_method(stats, data))
+            samples += [{**x, "variant": mapping.get(x.get("variant", 0), 0)} for x in data.get("samples", [])]
+    return out
+
+
+def _prove_method(torch, eager, compiled, name, entry, function) -> dict:
+    stats, samples = entry
+    vmap = variants.positional_variants(stats)
+    ex = variants.example_of(stats)
+    if ex.args_code is None:
+        return {"verdict": "skipped", "error": "; ".join(ex.notes) or "the inputs cannot be rebuilt"}
+    step = "example"
+    ranges: dict = {}
+    try:
+        scope = {"torch": torch}
+        args = eval(ex.args_code, scope)  # noqa: S307 - code variants.py generated from the recording
+        kwargs = eval(ex.kwargs_code, scope) if ex.kwargs_code else {}  # noqa: S307
+        inputs = [(args, kwargs)]
+        for s in samples:
+            if vmap.get(s["variant"], 0) != ex.variant or len(inputs) > MAX_COMPARED:
+                continue
+            try:
+                a, k = torch.load(os.path.join(shard.folder, s["file"]), map_location="cpu", weights_only=True)
+            except Exception:  # noqa: BLE001, S112 - a sample that cannot be read is left out
+                continue
+            inputs.append((tuple(a), dict(k)))
+        target = _as_module(torch, eager, name, function)
+        step = "run"
+        expected = [_call(torch, lambda a, k: _method(compiled, name)(*a, **k), a, k) for a, k in inputs]
+        _register_outputs(torch, expected)
+        step = "export"
+        ep = None
+        while ep is None:  # the recorded ranges; those export suggests; Dim.DYNAMIC (torch trips on some ranges)
+            dynamic = eval(ex.dynamic_shapes_inline_code, scope) if ex.dynamic_shapes_inline_code else None  # noqa: S307
+            try:
+                ep = torch.export.export(target, tuple(args), kwargs or None, dynamic_shapes=dynamic)
+            except Exception as exc:
+                wider = _suggested_ranges(str(exc), ex.dims)
+                if wider and any(ranges.get(n) != r for n, r in wider.items()):
+                    ranges.update(wider)
+                elif ex.dims and any(ranges.get(d.name) != "dynamic" for d in ex.dims):
+                    ranges.update({d.name: "dynamic" for d in ex.dims})
+                else:
+                    raise
+                ex = variants.example_of(stats, ranges)
+        step = "compare"
+        module = ep.module()
+        for i, (a, k) in enumerate(inputs):
+            got = _call(torch, lambda a, k: module(*a, **k), a, k)
+            why = _differs(torch, expected[i], got)
+            if why:
+                which = "the example inputs" if i == 0 else f"recorded sample {i}"
+                return {"verdict": "failed", "step": "compare", "error": f"outputs differ on {which}: {why}", "frame": None}
+        step = "save"
+        import io
+
+        buf = io.BytesIO()
+        torch.export.save(ep, buf)
+        buf.seek(0)
+        step = "load"
+        loaded = torch.export.load(buf).module()
+        a, k = inputs[-1]
+        why = _differs(torch, expected[-1], _call(torch, lambda a, k: loaded(*a, **k), a, k))
+        if why:
+            return {"verdict": "failed", "step": "load", "error": f"outputs differ after torch.export.save and load: {why}", "frame": None}
+    except _Timeout:
+        return {"verdict": "skipped", "step": step, "error": f"the proof took longer than {_seconds():g} s (TS2EXPORT_PROVE_SECONDS)"}
+    except Exception as exc:  # noqa: BLE001 - the verdict
+        if os.environ.get("TS2EXPORT_DEBUG"):
+            traceback.print_exc()
+        if step == "run":
+            return {"verdict": "skipped", "step": step, "error": "the TorchScript object failed on the recorded inputs: " + _first_line(exc)}
+        return {"verdict": "failed", "step": step, "error": _first_line(exc), "frame": _user_frame(exc, torch)}
+    out = {"verdict": "proven", "samples": len(inputs) - 1, "dynamic": [d.name for d in ex.dims]}
+    if ranges:
+        out["ranges"] = {name: ranges}
+    return out
+
+
+_SUGGESTED = re.compile(r"^\s*(\w+) = (?:Dim\('(\w+)'((?:, (?:min|max)=-?\d+)*)\)|(-?\d+))\s*$", re.M)
+
+
+def _suggested_ranges(text: str, dims) -> dict:
+    """The dim ranges torch.export's "Suggested fixes" ask for, when they still cover every size
+    recorded (a fix that narrows the range or makes a recorded dim static would break a call that
+    was seen: no fix)."""
+    if "Suggested fixes" not in text:
+        return {}
+    by_name = {d.name: d for d in dims}
+    out = {}
+    for name, _dim, bounds, static in _SUGGESTED.findall(text.split("Suggested fixes", 1)[1]):
+        d = by_name.get(name)
+        if d is None or static:
+            return {}
+        found = dict(re.findall(r"(min|max)=(-?\d+)", bounds))
+        low = int(found["min"]) if "min" in found else None
+        high = int(found["max"]) if "max" in found else d.max
+        if (low is not None and d.min is not None and low > d.min) or high < d.max:
+            return {}
+        out[name] = [low, high]
+    return out
+
+
+def _as_module(torch, eager, name, function):
+    if function:
+        class FunctionAsModule(torch.nn.Module):
+            def forward(self, *args, **kwargs):
+                return eager(*args, **kwargs)
+
+        return FunctionAsModule()
+    if name == "forward":
+        return eager
+
+    class MethodAsModule(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.module = eager
+
+        def forward(self, *args, **kwargs):
+            return getattr(self.module, name)(*args, **kwargs)
+
+    return MethodAsModule()
+
+
+def _method(compiled, name):
+    return compiled if name == "forward" else getattr(compiled, name)
+
+
+def _call(torch, fn, args, kwargs):
+    """fn(args, kwargs) with the random number generators forked and seeded (dropout and friends
+    draw the same numbers in both runs), without autograd."""
+    with torch.random.fork_rng(devices=[]), torch.no_grad():
+        torch.manual_seed(0)
+        return fn(args, kwargs)
+
+
+def _leaves(torch, out) -> list:
+    from torch.utils import _pytree
+
+    leaves, _ = _pytree.tree_flatten(out)
+    return leaves
+
+
+def _differs(torch, expected, got) -> str | None:
+    a, b = _leaves(torch, expected), _leaves(torch, got)
+    if len(a) != len(b):
+        return f"{len(a)} output value(s) from TorchScript, {len(b)} from the exported program"
+    for i, (x, y) in enumerate(zip(a, b)):
+        if isinstance(x, torch.Tensor) or isinstance(y, torch.Tensor):
+            if not (isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor)):
+                return f"output {i} is a {type(x).__name__} from TorchScript and a {type(y).__name__} exported"
+            if x.dtype != y.dtype or x.shape != y.shape:
+                return f"output {i}: {x.dtype} {tuple(x.shape)} from TorchScript, {y.dtype} {tuple(y.shape)} exported"
+            try:
+                torch.testing.assert_close(y.cpu(), x.cpu(), equal_nan=True)
+            except AssertionError as exc:
+                lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+                return f"output {i}: " + "; ".join(lines[:3])
+        elif x != y:
+            return f"output {i}: {x!r} from TorchScript, {y!r} exported"
+    return None
+
+
+def _register_outputs(torch, outputs) -> None:
+    """Register the NamedTuple classes the outputs hold with a serialized name, as TSX309 writes
+    it, so that torch.export.save takes them."""
+    from torch.utils import _pytree
+
+    def walk(o):
+        if isinstance(o, tuple) and hasattr(type(o), "_fields"):
+            cls = type(o)
+            if cls not in _pytree.SUPPORTED_NODES:
+                try:
+                    _pytree._register_namedtuple(cls, serialized_type_name=f"{cls.__module__}.{cls.__qualname__}")
+                except Exception:  # noqa: BLE001, S110 - registered meanwhile
+                    pass
+        if isinstance(o, (tuple, list)):
+            for x in o:
+                walk(x)
+        elif isinstance(o, dict):
+            for x in o.values():
+                walk(x)
+
+    walk(outputs)
+
+
+# ---- the verdict's error -------------------------------------------------------------------------------
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    first = " ".join(next((ln for ln in text.splitlines() if ln.strip()), "").split())
+    return f"{type(exc).__name__}: {first}"[:400]
+
+
+def _user_frame(exc: BaseException, torch) -> list | None:
+    """[file, line, function] of the deepest frame of the traceback in the user's code (not torch,
+    not the standard library or site-packages, not the recorder)."""
+    torch_dir = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+    skip = tuple(p for p in {os.path.dirname(os.__file__) + os.sep, _own_dir + os.sep, torch_dir} if p)
+    found = None
+    for fs in traceback.extract_tb(exc.__traceback__):
+        path = os.path.abspath(fs.filename)
+        if path.startswith(skip) or "site-packages" in path or fs.filename.startswith("<"):
+            continue
+        found = [path, fs.lineno, fs.name]
+    return found
+
+
+# ---- bounds and silence --------------------------------------------------------------------------------
+
+
+class _bound:  # noqa: N801 - used as a context manager
+    """Raise _Timeout in the main thread after `seconds` (no bound elsewhere, or without SIGALRM)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.previous = None
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        if self.seconds > 0 and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread():
+            def ring(signum, frame):
+                raise _Timeout()
+
+            self.previous = signal.signal(signal.SIGALRM, ring)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+        return self
+
+    def __exit__(self, *exc):
+        if self.previous is not None:
+            import signal
+
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)
+        return False
+
+
+def _silence():
+    """Point fds 1 and 2 at /dev/null (the proof's prints and torch's logs); returns the saved fds."""
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001, S110 - a closed stream
+                pass
+        saved = (os.dup(1), os.dup(2))
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        os.close(null)
+        return saved
+    except OSError:
+        return None
+
+
+def _restore(saved) -> None:
+    if saved is None:
+        return
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001, S110 - a closed stream
+            pass
+    for fd, old in zip((1, 2), saved):
+        try:
+            os.dup2(old, fd)
+            os.close(old)
+        except OSError:
+            pass

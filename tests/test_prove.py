@@ -1,0 +1,220 @@
+"""The proof in `ts2export record`: at exit each scripted or traced object is exported with the
+recorded inputs, compared with TorchScript on the recorded samples and round-tripped; `apply
+--recording` migrates what was proven and holds back what failed, naming the error and the line.
+
+Each program runs for real in a child process, so these tests are slow.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+from ts2export.record.recording import load_recording
+
+pytestmark = pytest.mark.slow
+
+
+def write(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    return path
+
+
+def ts2export(folder: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    import os
+
+    return subprocess.run([sys.executable, "-m", "ts2export", *args], cwd=folder, capture_output=True, text=True,
+                          timeout=600, env={**os.environ, **(env or {})})
+
+
+def proof(rec, kind: str = "script") -> dict:
+    (site,) = [s for s in rec.sites if s["kind"] == kind]
+    return site.get("proof")
+
+
+def run_output(folder: Path) -> list:
+    subprocess.run([sys.executable, "main.py", "out.pt"], cwd=folder, check=True, timeout=300)
+    return torch.load(folder / "out.pt")
+
+
+MAIN = '''
+import sys
+import torch
+from model import build
+
+model = torch.jit.script(build())
+outs = []
+torch.manual_seed(1)
+for n in (3, 5, 8):
+    outs.append(model(torch.randn(n, 4)))
+torch.save(outs, sys.argv[1])
+'''
+
+
+def test_a_faithful_module_is_proven_and_migrates_with_the_recorded_inputs(tmp_path):
+    write(tmp_path, "model.py", '''
+        import torch
+
+        class Scaler(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(4, 2)
+
+            def forward(self, x):
+                return self.lin(x).relu()
+
+        def build():
+            torch.manual_seed(0)
+            return Scaler().eval()
+    ''')
+    write(tmp_path, "main.py", MAIN)
+    before = run_output(tmp_path)
+    done = ts2export(tmp_path, "record", "-o", "rec.json", "--", sys.executable, "main.py", "out.pt")
+    assert done.returncode == 0, done.stderr
+    assert "1 proven" in done.stderr
+    verdict = proof(load_recording(tmp_path / "rec.json"))
+    assert verdict["verdict"] == "proven" and verdict["methods"] == ["forward"]
+    assert verdict["samples"] == 3  # the three recorded calls, besides the example
+    applied = ts2export(tmp_path, "apply", "--unsafe-fixes", "--recording", "rec.json", ".")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    main = (tmp_path / "main.py").read_text()
+    assert "torch.export.export(" in main and "torch.jit.script" not in main
+    after = run_output(tmp_path)
+    assert all(torch.allclose(a, b) for a, b in zip(before, after))
+
+
+def test_an_export_that_fails_is_held_back_with_its_error_and_the_line_in_the_model(tmp_path):
+    write(tmp_path, "model.py", '''
+        import torch
+
+        class Gate(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(4, 4)
+
+            def forward(self, x):
+                y = self.lin(x)
+                if int(y.argmax()) % 2 == 0:
+                    return y
+                return -y
+
+        def build():
+            torch.manual_seed(0)
+            return Gate().eval()
+    ''')
+    write(tmp_path, "main.py", MAIN)
+    before = run_output(tmp_path)
+    done = ts2export(tmp_path, "record", "-o", "rec.json", "--", sys.executable, "main.py", "out.pt")
+    assert done.returncode == 0 and "1 failed" in done.stderr, done.stderr
+    verdict = proof(load_recording(tmp_path / "rec.json"))
+    assert verdict["verdict"] == "failed" and verdict["step"] == "export"
+    file, line, function = verdict["frame"]
+    assert file.endswith("model.py") and function == "forward"
+    assert "int(y.argmax())" in (tmp_path / "model.py").read_text().splitlines()[line - 1]
+    applied = ts2export(tmp_path, "apply", "--unsafe-fixes", "--recording", "rec.json", ".")
+    out = applied.stdout + applied.stderr
+    assert "failed its proof in the recording" in out and "model.py:" in out
+    assert "torch.jit.script(build())" in (tmp_path / "main.py").read_text()
+    after = run_output(tmp_path)
+    assert all(torch.equal(a, b) for a, b in zip(before, after))
+
+
+def test_outputs_that_differ_from_torchscript_fail_the_proof(tmp_path):
+    # TorchScript takes the scripting branch, an exported program the other one.
+    write(tmp_path, "model.py", '''
+        import torch
+
+        class Twice(torch.nn.Module):
+            def forward(self, x):
+                if torch.jit.is_scripting():
+                    return x * 2
+                return x * 3
+
+        def build():
+            return Twice()
+    ''')
+    write(tmp_path, "main.py", MAIN)
+    done = ts2export(tmp_path, "record", "-o", "rec.json", "--", sys.executable, "main.py", "out.pt")
+    verdict = proof(load_recording(tmp_path / "rec.json"))
+    assert verdict["verdict"] == "failed" and verdict["step"] == "compare", done.stderr
+    assert "outputs differ" in verdict["error"]
+
+
+def test_the_program_s_output_and_exit_code_are_unchanged_and_no_prove_skips_it(tmp_path):
+    write(tmp_path, "main.py", '''
+        import sys
+        import torch
+
+        class Twice(torch.nn.Module):
+            def forward(self, x):
+                return x * 2
+
+        m = torch.jit.script(Twice())
+        print("result", m(torch.ones(2)).tolist())
+        sys.exit(3)
+    ''')
+    done = ts2export(tmp_path, "record", "-q", "-o", "rec.json", "--", sys.executable, "main.py")
+    assert done.returncode == 3
+    assert done.stdout == "result [2.0, 2.0]\n" and done.stderr == ""
+    assert proof(load_recording(tmp_path / "rec.json"))["verdict"] == "proven"
+    done = ts2export(tmp_path, "record", "-q", "--no-prove", "-o", "rec2.json", "--", sys.executable, "main.py")
+    assert done.returncode == 3 and proof(load_recording(tmp_path / "rec2.json")) is None
+
+
+def test_a_proof_past_its_time_bound_is_skipped_not_failed(tmp_path):
+    write(tmp_path, "main.py", '''
+        import torch
+
+        m = torch.jit.script(torch.nn.Sequential(*[torch.nn.Linear(8, 8) for _ in range(30)]))
+        m(torch.ones(2, 8))
+    ''')
+    done = ts2export(tmp_path, "record", "-q", "--prove-timeout", "0.01", "-o", "rec.json", "--", sys.executable, "main.py")
+    assert done.returncode == 0, done.stderr
+    verdict = proof(load_recording(tmp_path / "rec.json"))
+    assert verdict["verdict"] == "skipped" and "longer than" in verdict["error"]
+
+
+def test_a_range_export_refuses_is_proven_with_the_dims_it_takes_and_apply_writes_them(tmp_path):
+    # torch.export trips on the recorded range of the length dim of an EmbeddingBag input (an
+    # internal assertion in its constraint solver); Dim.DYNAMIC exports, and the comparison on the
+    # recorded lengths proves it.
+    write(tmp_path, "model.py", '''
+        import torch
+
+        class Bag(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = torch.nn.EmbeddingBag(50, 8, mode="mean")
+
+            def forward(self, tokens):
+                return self.embed(tokens)
+
+        def build():
+            torch.manual_seed(0)
+            return Bag().eval()
+    ''')
+    write(tmp_path, "main.py", '''
+        import sys
+        import torch
+        from model import build
+
+        model = torch.jit.script(build())
+        torch.manual_seed(1)
+        outs = [model(torch.randint(0, 50, (3, n))) for n in (4, 9)]
+        torch.save(outs, sys.argv[1])
+    ''')
+    before = run_output(tmp_path)
+    ts2export(tmp_path, "record", "-q", "-o", "rec.json", "--", sys.executable, "main.py", "out.pt")
+    verdict = proof(load_recording(tmp_path / "rec.json"))
+    assert verdict["verdict"] == "proven", verdict
+    assert verdict["ranges"] == {"forward": {"tokens_dim1": "dynamic"}}
+    ts2export(tmp_path, "apply", "--unsafe-fixes", "--recording", "rec.json", ".")
+    assert "torch.export.Dim.DYNAMIC" in (tmp_path / "main.py").read_text()
+    after = run_output(tmp_path)
+    assert all(torch.allclose(a, b) for a, b in zip(before, after))
