@@ -522,7 +522,8 @@ def _gated(paths, select, ignore, config, jobs, fix, external, recording, comman
         typer.echo(f"Rolled back {len(outcome.rolled_back)} unit(s) (`{command}` failed with them):")
         for unit, why in outcome.rolled_back.items():
             typer.echo(f"  {unit}: {why}")
-    typer.echo(f"`{command}` ran {outcome.runs} time(s), the baseline included.")
+    typer.echo(f"`{command}` ran {outcome.runs} time(s), the baseline included ({outcome.test_seconds:.1f} s; "
+               f"checking and fixing the states took {outcome.analysis_seconds:.1f} s).")
     written = sum(1 for r in outcome.results if r.changed)
     return sorted(outcome.results + others, key=lambda r: r.path), written
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ts2export.engine.run import analyze
+from ts2export.engine.run import Analysis, analyze
 from ts2export.engine.tasks import FileResult, Options, Task, unit_label
 from ts2export.textio import atomic_write_bytes
 
@@ -81,11 +81,18 @@ class Outcome:
     rolled_back: dict[str, str] = field(default_factory=dict)  # unit -> the tests that failed with it
     runs: int = 0  # command runs, the baseline included
     baseline: TestRun | None = None
+    analysis_seconds: float = 0.0  # checking, deciding and fixing (every state), for the benchmark
+    test_seconds: float = 0.0  # the command's runs
 
 
 def gated_apply(tasks: Sequence[Task], options: Options, command: str, cwd: Path, jobs: int | None = None,
-                timeout: float | None = None, echo: Callable[[str], None] = lambda line: None) -> Outcome:
-    """Apply ``options``'s fixes to ``tasks`` unit by unit, keeping what ``command`` accepts."""
+                timeout: float | None = None, echo: Callable[[str], None] = lambda line: None,
+                reuse: bool = True) -> Outcome:
+    """Apply ``options``'s fixes to ``tasks`` unit by unit, keeping what ``command`` accepts.
+
+    The tree is checked and modelled once (:class:`Analysis`); each state re-decides and re-fixes
+    only the files whose decision changed. ``reuse=False`` analyses every state from scratch (the
+    baseline of ``scripts/bench_gated.py``)."""
     originals: dict[str, bytes] = {}
     for t in tasks:
         try:
@@ -102,8 +109,18 @@ def gated_apply(tasks: Sequence[Task], options: Options, command: str, cwd: Path
                 atomic_write_bytes(Path(path), data)
                 on_disk[path] = data
 
+    analysis: Analysis | None = None
+
     def migrate(excluded: Sequence[str]) -> tuple[dict[str, bytes], list[FileResult]]:
-        results = analyze(in_memory, replace(options, exclude_units=tuple(excluded)), jobs).results
+        nonlocal analysis
+        start = time.perf_counter()
+        if not reuse:
+            results = analyze(in_memory, replace(options, exclude_units=tuple(excluded)), jobs).results
+        else:
+            if analysis is None:
+                analysis = Analysis(in_memory, options, jobs)
+            results = analysis.run(tuple(excluded)).results
+        outcome.analysis_seconds += time.perf_counter() - start
         state = dict(originals)
         for r in results:
             if r.changed and r.path in state:
@@ -114,7 +131,7 @@ def gated_apply(tasks: Sequence[Task], options: Options, command: str, cwd: Path
     try:
         echo(f"Running `{command}` on the untouched tree (the baseline)...")
         baseline = run_command(command, cwd, timeout)
-        outcome.baseline, outcome.runs = baseline, 1
+        outcome.baseline, outcome.runs, outcome.test_seconds = baseline, 1, baseline.seconds
         if baseline.code != 0 and not baseline.failed:
             raise GatedError(f"`{command}` fails on the untouched tree ({baseline.summary}) and its failures cannot be "
                              "told apart from new ones; fix it first, or give a pytest command")
@@ -135,6 +152,7 @@ def gated_apply(tasks: Sequence[Task], options: Options, command: str, cwd: Path
             write(state)
             run = run_command(command, cwd, timeout)
             outcome.runs += 1
+            outcome.test_seconds += run.seconds
             ok = accepted(run, baseline)
             echo(f"  {'kept' if ok else 'failed'}: {len(candidates)} unit(s) on top of {len(kept)} "
                  f"({run.seconds:.1f} s)" + ("" if ok else f": {run.summary}"))
@@ -178,3 +196,6 @@ def gated_apply(tasks: Sequence[Task], options: Options, command: str, cwd: Path
         finally:
             signal.signal(signal.SIGINT, previous)
         raise
+    finally:
+        if analysis is not None:
+            analysis.close()

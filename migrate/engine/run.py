@@ -30,11 +30,49 @@ def analyze(tasks: Sequence[Task], options: Options, jobs: int | None = None, pr
     that would break TorchScript code that stays. The second pass fixes the files with fixes to
     write. A fix planned but not applied (its result did not compile, say) holds back what depends
     on it, and the fix pass runs again, at most twice more."""
-    with _Workers(jobs, len(tasks)) as workers:
-        return _analyze_run(tasks, options, workers, progress)
+    with Analysis(tasks, options, jobs, progress) as analysis:
+        return analysis.run(options.exclude_units)
 
 
-def _analyze_run(tasks: Sequence[Task], options: Options, workers: "_Workers", progress) -> Run:
+class Analysis:
+    """The first pass and the program model of one run, kept for several decisions and fix passes:
+    `apply --test` tries many sets of units on one tree, and only what a set changes is redone
+    (the decision, and the fix pass of the files whose decision changed). Use as a context manager
+    (it holds the worker processes)."""
+
+    def __init__(self, tasks: Sequence[Task], options: Options, jobs: int | None = None, progress=None) -> None:
+        self.options = options
+        self._workers = _Workers(jobs, len(tasks))
+        self._fixed: dict[tuple, FileResult] = {}  # (path, decision) -> the file's fix pass
+        self.fix_passes = 0  # files fixed (not found in the cache), for the benchmark
+        try:
+            self.first, self.tasks, self.program = _first_pass(tasks, options, self._workers, progress)
+        except BaseException:
+            self.close()
+            raise
+
+    def __enter__(self) -> "Analysis":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._workers.__exit__(None, None, None)
+
+    def run(self, exclude_units: Sequence[str] = ()) -> Run:
+        """Decide (with ``exclude_units`` rolled back) and, when fixing, fix under that decision."""
+        options = replace(self.options, exclude_units=tuple(exclude_units))
+        first = [_fresh(r) for r in self.first]  # each run decides its own copy of the findings
+        return _decide_and_fix(first, self.tasks, self.program, options, self._workers, self)
+
+
+def _fresh(r: FileResult) -> FileResult:
+    return replace(r, findings=[replace(f) for f in r.findings], fixed=[replace(f) for f in r.fixed], notes=list(r.notes))
+
+
+def _first_pass(tasks: Sequence[Task], options: Options, workers: "_Workers", progress):
+    """(first-pass results, tasks with their views, program model or None)."""
     sources = _sources(tasks)
     # A file without `jit` in it gets no program view (see Program.views): its first pass runs in
     # the workers while this process builds the program model.
@@ -46,10 +84,15 @@ def _analyze_run(tasks: Sequence[Task], options: Options, workers: "_Workers", p
     views = program.views() if program is not None else {}
     late = [replace(t, view=views.get(t.path)) for t in late]
     first = sorted([*workers.run(late, replace(options, fix=None), progress), *pending()], key=lambda r: r.path)
-    tasks = [*early, *late]
+    if program is not None:
+        program.attach(_scan_findings(first, options.mode))
+    return first, [*early, *late], program
+
+
+def _decide_and_fix(first: list[FileResult], tasks: Sequence[Task], program: Program | None, options: Options,
+                    workers: "_Workers", analysis: Analysis) -> Run:
     if program is None:
         return Run(first, None)
-    program.attach(_scan_findings(first, options.mode))
     decision = program.solve()
     excluded: dict[tuple[str, str], str] = {}
     if options.exclude_units:  # units the caller rolls back (`apply --test`): held, with what depends on them
@@ -71,7 +114,7 @@ def _analyze_run(tasks: Sequence[Task], options: Options, workers: "_Workers", p
     results = first
     notes: dict[str, list[str]] = {}  # warnings of every attempt (a dropped fix explains a held unit)
     for _attempt in range(3):
-        fixed = {r.path: r for r in workers.run([replace(t, decision=decision.for_file(t.path)) for t in todo], options)}
+        fixed = {r.path: r for r in _fix(todo, decision, options, workers, analysis)}
         for r in fixed.values():
             kept = notes.setdefault(r.path, [])
             kept.extend(n for n in r.notes if n not in kept)
@@ -91,6 +134,26 @@ def _analyze_run(tasks: Sequence[Task], options: Options, workers: "_Workers", p
             break
         decision = again
     return Run(results, program)
+
+
+def _fix(todo: Sequence[Task], decision: Decision, options: Options, workers: "_Workers", analysis: Analysis) -> list[FileResult]:
+    """The fix pass of ``todo`` under ``decision``; a file fixed before under the same decision of
+    its own is not fixed again (the fix pass of a file depends on its bytes, view and decision)."""
+    keyed = []
+    for t in todo:
+        d = decision.for_file(t.path)
+        keyed.append((t, d, (t.path, _frozen(d.held), _frozen(d.regions), _frozen(d.units))))
+    missing = [replace(t, decision=d) for t, d, key in keyed if key not in analysis._fixed]
+    analysis.fix_passes += len(missing)
+    done = {r.path: r for r in workers.run(missing, options)}
+    for t, _d, key in keyed:
+        if t.path in done:
+            analysis._fixed[key] = done[t.path]
+    return [_fresh(analysis._fixed[key]) for _t, _d, key in keyed]
+
+
+def _frozen(table: dict) -> tuple:
+    return tuple(sorted(table.items()))
 
 
 def _unapplied(results: Sequence[FileResult], first: Sequence[FileResult], mode: str) -> set[tuple[str, str]]:
