@@ -3,7 +3,8 @@
 Every runnable corpus program, and variants generated from it the way outside code is written
 (tests/variants.py: artifact paths built at run time in mixed spellings, batch-1 trace examples,
 trace examples hidden behind a helper's parameter), is run before ``apply``, after ``apply`` and
-after ``apply --unsafe-fixes``; every run must succeed with the same outputs. A program may end up
+after ``apply --unsafe-fixes``, and the program itself after ``ts2export record`` and ``apply
+--unsafe-fixes --recording``; every run must succeed with the same outputs. A program may end up
 less migrated, never broken. (The case's own fix mode on the program itself is run by
 tests/test_corpus.py.)"""
 
@@ -12,7 +13,9 @@ from __future__ import annotations
 import pytest
 
 from tests.variants import VARIANTS, variant
-from ts2export.engine.corpus import all_cases, case_options, compare_outputs, run_program, run_tree, source_files
+from ts2export.engine.corpus import (
+    all_cases, case_options, compare_outputs, record_program, run_program, run_tree, source_files,
+)
 
 CASES = [c for c in all_cases() if c.run]
 
@@ -21,8 +24,8 @@ def _files(case) -> dict[str, bytes]:
     return {p.relative_to(case.before).as_posix(): p.read_bytes() for p in source_files(case.before)}
 
 
-def _apply(case, files: dict[str, bytes], mode: str) -> dict[str, bytes]:
-    results = {r.path: r for r in run_tree(files, case_options(case, mode))}
+def _apply(case, files: dict[str, bytes], mode: str, recording=None) -> dict[str, bytes]:
+    results = {r.path: r for r in run_tree(files, case_options(case, mode, recording))}
     out = dict(files)
     for rel, r in results.items():
         assert r.error is None, f"{rel}: {r.error}"
@@ -31,7 +34,7 @@ def _apply(case, files: dict[str, bytes], mode: str) -> dict[str, bytes]:
     return out
 
 
-def _check(case, files: dict[str, bytes], modes: tuple[str, ...], variant_of: str = "") -> list[str]:
+def _check(case, files: dict[str, bytes], modes: tuple[str, ...], variant_of: str = "", recording=None) -> list[str]:
     """Run the program and its migrations; the modes whose migration changed something."""
     try:
         expected, _ = run_program(case.before, case.entry, case.timeout, extra_files=files)
@@ -43,7 +46,7 @@ def _check(case, files: dict[str, bytes], modes: tuple[str, ...], variant_of: st
     seen: list[dict[str, bytes]] = []
     ran = []
     for mode in modes:
-        migrated = _apply(case, files, mode)
+        migrated = _apply(case, files, mode, recording)
         if migrated == files or migrated in seen:
             continue
         seen.append(migrated)
@@ -61,7 +64,18 @@ def _check(case, files: dict[str, bytes], modes: tuple[str, ...], variant_of: st
 @pytest.mark.parametrize("name", [c.name for c in CASES])
 def test_other_fix_mode_never_breaks(name):
     case = next(c for c in CASES if c.name == name)
-    _check(case, _files(case), ("safe",) if case.unsafe_fixes else ("unsafe",))
+    modes = ("safe",) if case.unsafe_fixes else ("unsafe",)
+    if case.record or case.test:  # the case's own mode used a recording or a test command: also without
+        modes = ("safe", "unsafe")
+    _check(case, _files(case), modes)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [c.name for c in CASES])
+def test_recorded_mode_never_breaks(name, tmp_path):
+    """The third mode: `ts2export record` runs the program, then `apply --unsafe-fixes --recording`."""
+    case = next(c for c in CASES if c.name == name)
+    _check(case, _files(case), ("unsafe",), recording=record_program(case, tmp_path))
 
 
 @pytest.mark.slow

@@ -389,7 +389,7 @@ def script_inputs(rule: Asker, call: cst.Call, model: cst.BaseExpression) -> tup
         c = u.outer
         if any(a.keyword is not None or a.star for a in c.args):
             break
-        if c.args and all(_defined_before(rule, a.value, line) for a in c.args):
+        if c.args and all(_defined_before(rule, a.value, line) and _evaluates_plainly(rule, a.value) for a in c.args):
             elements = [cst.Element(a.value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for a in c.args]
             elements[-1] = elements[-1].with_changes(comma=cst.Comma() if len(elements) == 1 else cst.MaybeSentinel.DEFAULT)
             return cst.Tuple(elements), "first call"
@@ -400,6 +400,43 @@ def script_inputs(rule: Asker, call: cst.Call, model: cst.BaseExpression) -> tup
     if named is not None:
         return named, f"`{named.value}` in scope"
     return None, ""
+
+
+#: Tensor factories and methods whose value depends only on their arguments: an example written with
+#: them may be evaluated once more, at the export, without changing what the program computes.
+PLAIN_FACTORIES = {"torch.ones", "torch.zeros", "torch.full", "torch.arange", "torch.tensor", "torch.eye",
+                   "torch.linspace", "torch.logspace", "torch.ones_like", "torch.zeros_like", "torch.full_like",
+                   "torch.as_tensor", "torch.stack", "torch.cat"}
+PLAIN_METHODS = {"float", "double", "half", "bfloat16", "long", "int", "bool", "to", "cpu", "unsqueeze", "view", "reshape",
+                 "clone", "contiguous", "t", "permute", "transpose", "flatten", "squeeze", "expand", "repeat", "detach"}
+
+
+def _evaluates_plainly(rule: Asker, expr: cst.BaseExpression) -> bool:
+    """Whether evaluating ``expr`` again (as an export's example, next to the call it was copied
+    from) leaves the program as it was: names, literals, arithmetic and the plain factories above.
+    Not so a random factory (`torch.randn(4, 5)` would draw from the generator once more: every
+    later random number changes) nor any other call (it may read a batch, count, print)."""
+    if isinstance(expr, (cst.Name, cst.BaseNumber, cst.SimpleString)):
+        return True
+    if isinstance(expr, cst.Attribute):
+        return _evaluates_plainly(rule, expr.value)
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        return all(_evaluates_plainly(rule, e.value) for e in expr.elements)
+    if isinstance(expr, cst.BinaryOperation):
+        return _evaluates_plainly(rule, expr.left) and _evaluates_plainly(rule, expr.right)
+    if isinstance(expr, cst.UnaryOperation):
+        return _evaluates_plainly(rule, expr.expression)
+    if isinstance(expr, cst.Subscript):
+        return _evaluates_plainly(rule, expr.value) and all(
+            isinstance(e.slice, cst.Index) and _evaluates_plainly(rule, e.slice.value) for e in expr.slice)
+    if isinstance(expr, cst.Call):
+        args = all(_evaluates_plainly(rule, a.value) for a in expr.args)
+        if rule.matches(expr.func, *PLAIN_FACTORIES):
+            return args
+        func = expr.func
+        if isinstance(func, cst.Attribute) and func.attr.value in PLAIN_METHODS and not rule.matches_prefix(func, "torch"):
+            return args and _evaluates_plainly(rule, func.value)
+    return False
 
 
 #: Names that programs give their example inputs; a tensor (or tuple) bound to one of them before the
