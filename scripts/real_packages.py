@@ -234,11 +234,18 @@ def ensure_ts2export(vpy: Path, work: Path) -> None:
          "-e", str(REPO)], timeout=600)
 
 
+def sdist_pattern(name: str, version: str) -> re.Pattern:
+    """The file name of the sdist of NAME==VERSION: `-`, `_` and `.` in a name are the same to PyPI
+    (mace-torch's sdist is mace_torch-0.3.16.tar.gz)."""
+    parts = "[-_.]".join(re.escape(part) for part in re.split(r"[-_.]+", name))
+    return re.compile(rf"^{parts}-{re.escape(version)}\.(tar\.gz|zip)$", re.I)
+
+
 def ensure_sdist(pkg: Package, work: Path, vpy: Path, skip_install: bool) -> Path:
     """The unpacked sdist (cached); checks that it has the tests the configuration names."""
     sdists = work / "sdists"
     sdists.mkdir(parents=True, exist_ok=True)
-    stem = re.compile(rf"^{re.escape(pkg.name).replace('-', '[-_]').replace('_', '[-_]')}-{re.escape(pkg.version)}\.(tar\.gz|zip)$", re.I)
+    stem = sdist_pattern(pkg.name, pkg.version)
     found = [p for p in sdists.iterdir() if stem.match(p.name)]
     if not found:
         if skip_install:

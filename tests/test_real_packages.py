@@ -285,6 +285,15 @@ def test_cases_of_one_test_that_fail_alike_are_grouped_in_the_doc():
     assert "- `tests/t.py::test_jit[9]`, broken: RuntimeError: other — no rewritten code found on its path" in md
 
 
+def test_the_sdist_is_found_whatever_separators_its_name_uses():
+    assert rp.sdist_pattern("mace-torch", "0.3.16").match("mace_torch-0.3.16.tar.gz")
+    assert rp.sdist_pattern("torch-nl", "0.3").match("torch_nl-0.3.tar.gz")
+    assert rp.sdist_pattern("pytorch-ignite", "0.5.5").match("pytorch-ignite-0.5.5.zip")
+    assert rp.sdist_pattern("e3nn", "0.6.0").match("E3NN-0.6.0.tar.gz")
+    assert not rp.sdist_pattern("e3nn", "0.6.0").match("e3nn-0.6.01.tar.gz")
+    assert not rp.sdist_pattern("torch-nl", "0.3").match("torchnl-0.3.tar.gz")
+
+
 def test_exit_code():
     results = _results()
     assert rp.exit_code(results) == 2  # "gone" could not be measured
