@@ -142,7 +142,58 @@ PACKAGES: dict[str, Package] = {
                    "tests/test_potentials_custom.py", "tests/test_sae.py", "tests/test_utils.py"),
             requires=("pytest", "parameterized", "expecttest"),
             subset="the suites that need no model weights from the network (most torchani tests download "
-            "them); each runs eager and under torch.jit.script (`*_jit` classes)",
+            "them); each runs eager and under torch.jit.script (`*_jit` classes); the neighbour pairs are cut by "
+            "`nonzero()` on a distance mask (data-dependent shapes)",
+        ),
+        Package(
+            name="torch-nl",
+            version="0.3",
+            import_name="torch_nl",
+            migrate=("torch_nl",),
+            tests=("torch_nl/test_nl.py",),
+            requires=("ase", "numpy"),
+            subset="the whole suite (its tests live in the package): the two `@torch.jit.script` neighbour-list "
+            "builders, whose pair lists are cut by boolean masks (data-dependent shapes), checked against ASE",
+        ),
+        Package(
+            name="mace-torch",
+            version="0.3.16",
+            import_name="mace",
+            migrate=("mace", "tests"),
+            tests=("tests/test_models.py", "tests/test_modules.py"),
+            requires=("pytest",),
+            subset="the model and module suites: MACE models (scatter sums over edge lists) built on e3nn and "
+            "compiled with e3nn.util.jit.compile (torch.jit.script)",
+        ),
+        Package(
+            name="torchkbnufft",
+            version="1.5.2",
+            import_name="torchkbnufft",
+            migrate=("torchkbnufft", "tests"),
+            tests=("tests",),
+            requires=("numpy", "scipy"),
+            subset="the whole suite: every NUFFT runs the library's `@torch.jit.script` interpolation kernels "
+            "(torch.jit.fork / wait)",
+        ),
+        Package(
+            name="pytorch-ignite",
+            version="0.5.5",
+            import_name="ignite",
+            migrate=("ignite", "tests/ignite/test_utils.py", "tests/ignite/engine/test_create_supervised.py"),
+            tests=("tests/ignite/test_utils.py", "tests/ignite/engine/test_create_supervised.py"),
+            requires=("numpy", "dill", "filelock", "pytest"),
+            subset="test_utils (scripts `to_onehot` and a module calling it) and test_create_supervised "
+            "(trains and evaluates models traced with torch.jit.trace)",
+        ),
+        Package(
+            name="torchprofile",
+            version="0.1.0",
+            import_name="torchprofile",
+            migrate=("torchprofile", "tests"),
+            tests=("tests/test_ops.py",),
+            subset="test_ops: the MAC count of each operator, which the library reads off the TorchScript graph "
+            "of torch.jit._get_trace_graph (it walks the IR's nodes); test_models left out (needs transformers "
+            "and torchvision)",
         ),
     )
 }
