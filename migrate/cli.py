@@ -124,9 +124,10 @@ def _configure(paths, select, ignore, config, fix, plan="safe", external=None, r
         select=tuple(select_ids),
         ignore=tuple(ignore_ids),
         fix=fix,
-        rule_options={"inputs": dict(cfg.inputs), "root": str(cfg.root)},
+        rule_options={"inputs": dict(cfg.inputs), "root": str(cfg.root), "batch_one": cfg.batch_one},
         plan=plan,
         external_readers=cfg.external_readers if external is None else external,
+        migrate_unfollowable=cfg.migrate_unfollowable,
         recording=_check_recording(recording),
     )
     from ts2export.engine.skipped import set_aside_large
@@ -210,15 +211,16 @@ def _report(results, program, fmt: Format, output: Optional[Path], table: bool) 
     else:
         lines = [out.finding_line(f) for r in results for f in r.findings]
         text = "".join(line + "\n" for line in lines)
+        holders = "".join(line + "\n" for line in out.holder_lines(results))
         if output is not None:
-            _emit(text + out.summary_line(results) + "\n", output)
+            _emit(text + out.summary_line(results) + "\n" + holders, output)
         else:
             _emit(text, None)
             if table and lines:
                 _rule_table(results)
             if table:
                 sys.stdout.write(out.artifacts_text(program))
-            sys.stdout.write(out.summary_line(results) + "\n")
+            sys.stdout.write(out.summary_line(results) + "\n" + holders)
     _print_errors(results)
 
 
@@ -456,7 +458,7 @@ def apply(
     back and listed with the reason. Exit 0 when nothing is left (with a baseline: nothing new), 1
     when findings remain for a person, 2 on errors."""
     from ts2export.ci import gate as g
-    from ts2export.ci.output import finding_line, summary_line
+    from ts2export.ci.output import finding_line, holder_lines, summary_line
     from ts2export.textio import NotRewritten, atomic_write_bytes
 
     try:  # the baseline is read before anything is written
@@ -491,6 +493,8 @@ def apply(
     _print_errors(results)
     nfixed = sum(len(r.fixed) for r in results)
     typer.echo(f"\nFixed {nfixed} finding{'s' if nfixed != 1 else ''} in {written} file{'s' if written != 1 else ''}. " + summary_line(results))
+    for line in holder_lines(results):
+        typer.echo(line)
     if known is not None:
         left, note = g.new_left(known, results)
         typer.echo(note)

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ts2export.rule import Applicability, Import, Invalid, Rule, Valid, argument
-from ts2export.rule.callsites import JIT_SAVE, code, origin, plan_for, script_module_instance
+from ts2export.rule.callsites import JIT_SAVE, code, origin, plan_for, plan_instance_save, script_module_instance
 
 
 class JitSaveToExportSave(Rule):
@@ -35,9 +35,12 @@ class JitSaveToExportSave(Rule):
     call is reported and left alone. The save of a set of programs (one per method, from
     `torch.jit.trace_module` or a scripted module with entry-point hints) is rewritten to
     `package_pt2` by the fix of that call (TSX308/TSX302); this rule only reports it. The save of
-    an instance of a `torch.jit.ScriptModule` subclass (`m = Scaler(); m.save(p)`) is reported
-    without a fix: the program model keeps the class a ScriptModule (TSX107 held back) while
-    such a save stays.
+    an instance of a `torch.jit.ScriptModule` subclass (`m = Scaler(); m.save(p)`) becomes
+    `torch.export.save(torch.export.export(m, inputs, dynamic_shapes=...), p)` when the readers
+    of the artifact in the run call it with tensors whose shapes and dtypes are visible (the
+    inputs are built from them with ones and zeros; TSX107 turns the class into an `nn.Module` in
+    the same unit); otherwise it is reported without a fix, and the program model keeps the class
+    a ScriptModule (TSX107 held back) while such a save stays.
 
     A call site: it migrates with its unit or is held back with it.
     """
@@ -114,7 +117,17 @@ class JitSaveToExportSave(Rule):
         if isinstance(func, cst.Attribute) and func.attr.value == "save":
             if origin(self, func.value) is None:
                 cls = script_module_instance(self, func.value)
-                if cls is not None:
+                path = argument(node, 0, "f")
+                new, imports, _why = (plan_instance_save(self, node, func.value, path)
+                                      if cls is not None and path is not None and argument(node, 1, "_extra_files") is None
+                                      else (None, [], None))
+                if new is not None:
+                    self.report(node, (
+                        f"`{code(node)}` saves an instance of `{cls}`, a `torch.jit.ScriptModule` subclass, as "
+                        f"TorchScript: export it with the inputs its readers pass and save the `ExportedProgram` "
+                        f"(readers: `torch.export.load({code(path)})`)"),
+                        replacement=cst.parse_expression(new), imports=imports, applicability=Applicability.UNSAFE)
+                elif cls is not None:
                     self.report(node, (
                         f"`{code(node)}` saves an instance of `{cls}`, a `torch.jit.ScriptModule` subclass, as "
                         f"TorchScript; as an `nn.Module` (TSX107) it has no `.save`: export it (`ep = torch.export.export("

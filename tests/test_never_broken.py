@@ -3,8 +3,8 @@
 Every runnable corpus program, and variants generated from it the way outside code is written
 (tests/variants.py: artifact paths built at run time in mixed spellings, batch-1 trace examples,
 trace examples hidden behind a helper's parameter), is run before ``apply``, after ``apply`` and
-after ``apply --unsafe-fixes``, and the program itself after ``ts2export record`` and ``apply
---unsafe-fixes --recording``; every run must succeed with the same outputs. A program may end up
+after ``apply --unsafe-fixes``, and after ``ts2export record`` and ``apply --unsafe-fixes
+--recording``; every run must succeed with the same outputs. A program may end up
 less migrated, never broken. (The case's own fix mode on the program itself is run by
 tests/test_corpus.py.)"""
 
@@ -81,6 +81,9 @@ def test_recorded_mode_never_breaks(name, tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("name,kind", [(c.name, v) for c in CASES for v in VARIANTS
                                        if variant(_files(c), v) is not None])
-def test_variants_never_break(name, kind):
+def test_variants_never_break(name, kind, tmp_path):
+    """Each variant in the three modes: `apply`, `apply --unsafe-fixes`, and recorded."""
     case = next(c for c in CASES if c.name == name)
-    _check(case, variant(_files(case), kind), ("safe", "unsafe"), variant_of=kind)
+    files = variant(_files(case), kind)
+    _check(case, files, ("safe", "unsafe"), variant_of=kind)
+    _check(case, files, ("unsafe",), variant_of=kind, recording=record_program(case, tmp_path, files))

@@ -463,7 +463,7 @@ def test_recorded_inputs_command_lists_shows_and_writes(served, run_cli, tmp_pat
     tmp, prog, rec = served
     line = line_of(prog, "torch.jit.script(")
     code, out, err = run_cli("recorded-inputs", "rec.json", cwd=tmp)
-    assert code == 0 and out == f"serve.py:{line}:9: script Tagger (forward: 6 calls)\n"
+    assert code == 0 and out == f"serve.py:{line}:9: script Tagger (forward: 6 calls; proof: proven)\n"
     code, out, err = run_cli("recorded-inputs", "rec.json", "--at", f"serve.py:{line}", cwd=tmp)
     assert code == 0 and 'ids_dim1 = torch.export.Dim("ids_dim1", min=5, max=7)\n' in out
     assert "dynamic_shapes = ({0: ids_dim0, 1: ids_dim1}, {0: ids_dim0, 1: ids_dim1}, None)\n" in out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections import Counter
 from typing import Sequence
 
@@ -31,8 +32,8 @@ def summary_counts(results: Sequence[FileResult]) -> dict:
         "files_with_findings": len({f.path for f in findings}),
         "findings": len(findings),
         "fixable_safe": sum(f.applicability.value == "safe" and not f.held for f in findings),
-        "fixable_unsafe": sum(f.applicability.value == "unsafe" and not f.held for f in findings),
-        "held_back": sum(bool(f.held) for f in findings),
+        "fixable_unsafe": sum(f.applicability.value == "unsafe" and not f.held and not f.held_unsafe for f in findings),
+        "held_back": sum(bool(f.held or f.held_unsafe) for f in findings),
         "suppressed": sum(r.suppressed for r in results),
         "errors": len(_errors(results)),
         "by_rule": dict(sorted(Counter(f.rule_id for f in findings).items())),
@@ -42,8 +43,35 @@ def summary_counts(results: Sequence[FileResult]) -> dict:
 def finding_line(f: Finding) -> str:
     if f.held:
         return f"{f.path}:{f.line}:{f.column}: {f.rule_id} {f.message} [held back: {f.held}]"
+    if f.held_unsafe:
+        return f"{f.path}:{f.line}:{f.column}: {f.rule_id} {f.message} [held back with --unsafe-fixes: {f.held_unsafe}]"
     mark = {"safe": " [*]", "unsafe": " [**]"}.get(f.applicability.value, "")
     return f"{f.path}:{f.line}:{f.column}: {f.rule_id} {f.message}{mark}"
+
+
+_THROUGH = re.compile(r"through (`.+?` at \S+:\d+(?::\d+)?|`@.+?` on `.+?` at \S+:\d+(?::\d+)?), which stays( and whose target ts2export cannot follow)?")
+
+
+def holder_lines(results: Sequence[FileResult], limit: int = 3) -> list[str]:
+    """One line per entry point that stays and holds back fixes elsewhere (most first): how many it
+    holds, and how to let them migrate."""
+    counts: Counter = Counter()
+    unfollowable: set[str] = set()
+    for f in _findings(results):
+        m = _THROUGH.search(f.held or f.held_unsafe or "")
+        if m:
+            counts[m.group(1)] += 1
+            if m.group(2):
+                unfollowable.add(m.group(1))
+    lines = []
+    for site, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]:
+        how = ("its target cannot be followed: migrate it by hand, or set `migrate-unfollowable = true` under "
+               "[tool.ts2export] and check with `apply --test`" if site in unfollowable else "migrate it, and they can follow")
+        lines.append(f"{n} fix{'es' if n != 1 else ''} held back behind {site}, which stays ({how})")
+    if len(counts) > limit:
+        rest = sum(n for _s, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[limit:])
+        lines.append(f"{rest} more behind {len(counts) - limit} other entry point{'s' if len(counts) - limit != 1 else ''} that stay")
+    return lines
 
 
 def error_line(r: FileResult) -> str:

@@ -114,10 +114,18 @@ class ReportData:
         return len({i.path for i in self.items})
 
 
+def _held_by(finding) -> str | None:
+    """Why neither `apply` nor `apply --unsafe-fixes` writes it (None: one of them does)."""
+    if getattr(finding, "held", None):
+        return finding.held
+    unsafe = getattr(finding, "held_unsafe", None)
+    return f"with --unsafe-fixes: {unsafe}" if unsafe else None
+
+
 def item_of(finding, rel_path: str, status: str | None = None) -> Item:
     return Item(
         rule=finding.rule_id, path=rel_path, line=finding.line, column=finding.column, message=finding.message,
-        fix=finding.applicability.value, held_by=getattr(finding, "held", None) or None,
+        fix=finding.applicability.value, held_by=_held_by(finding),
         unit=getattr(finding, "unit", None) or None, status=status,
     )
 

@@ -17,7 +17,11 @@ class ConfigError(Exception):
     """A user's configuration is wrong: one clear line, exit 2."""
 
 
-_KEYS = {"select", "ignore", "exclude", "per-file-ignores", "inputs", "external-readers", "baseline", "max-file-size"}
+_KEYS = {"select", "ignore", "exclude", "per-file-ignores", "inputs", "external-readers", "migrate-unfollowable", "baseline",
+         "max-file-size", "batch-one"}
+
+#: What an example of batch size 1 exports to, when nothing shows other sizes (see docs/callsites.md).
+BATCH_ONE = ("dynamic", "static", "hold")
 
 
 @dataclass
@@ -32,6 +36,10 @@ class Config:
     inputs: dict[str, str] = field(default_factory=dict)
     # Rewrite readers of artifacts that no checked file writes (after converting those artifacts).
     external_readers: bool = False
+    migrate_unfollowable: bool = False  # an entry point whose target cannot be followed may migrate
+    # An example of batch size 1 with no other size in sight: "dynamic" (doubled, the batch dim
+    # dynamic), "static" (exported at batch 1 only), "hold" (left TorchScript, reported).
+    batch_one: str = "dynamic"
     # The baseline file `check` and `report` use by default (resolved against the pyproject's folder).
     baseline: Path | None = None
     # Larger Python/C++ files are not parsed (libcst takes about a minute per MB): reported if they
@@ -105,6 +113,14 @@ def load_config(start: Path, explicit: Path | None = None) -> Config:
     if not isinstance(external, bool):
         raise ConfigError(f"{path}: [tool.ts2export] external-readers must be true or false")
     cfg.external_readers = external
+    unfollowable = table.get("migrate-unfollowable", False)
+    if not isinstance(unfollowable, bool):
+        raise ConfigError(f"{path}: [tool.ts2export] migrate-unfollowable must be true or false")
+    cfg.migrate_unfollowable = unfollowable
+    batch_one = table.get("batch-one", "dynamic")
+    if batch_one not in BATCH_ONE:
+        raise ConfigError(f"{path}: [tool.ts2export] batch-one must be one of " + ", ".join(f'"{v}"' for v in BATCH_ONE))
+    cfg.batch_one = batch_one
     if "baseline" in table:
         if not isinstance(table["baseline"], str) or not table["baseline"].strip():
             raise ConfigError(f"{path}: [tool.ts2export] baseline must be a file name (e.g. \"ts2export-baseline.json\")")

@@ -110,10 +110,14 @@ class Migration:
     rolled_back: dict[str, str] = field(default_factory=dict)  # units it rolled back, with the failing tests
 
 
-def record_program(case: Case, into: Path) -> Path:
-    """Run the case's program under `ts2export record` (in a scratch copy); the recording's path."""
+def record_program(case: Case, into: Path, extra_files: dict[str, bytes] | None = None) -> Path:
+    """Run the case's program (optionally overlaid with ``extra_files``, a variant) under `ts2export
+    record` in a scratch copy; the recording's path."""
     work = into / "prog"
     shutil.copytree(case.before, work, ignore=shutil.ignore_patterns("__pycache__"))
+    for rel, data in (extra_files or {}).items():
+        (work / rel).parent.mkdir(parents=True, exist_ok=True)
+        (work / rel).write_bytes(data)
     recording = into / "ts2export-recording.json"
     env = dict(os.environ, PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1")
     proc = subprocess.run(
@@ -129,10 +133,11 @@ def record_program(case: Case, into: Path) -> Path:
 def case_options(case: Case, fix: str | None, recording: Path | None = None) -> Options:
     own = case.before / "pyproject.toml"  # a case may carry its own [tool.ts2export] (inputs, ...)
     cfg = load_config(case.before, own) if own.is_file() else Config(root=case.before)
-    rule_options = {"inputs": dict(cfg.inputs), "root": str(case.before)}
+    rule_options = {"inputs": dict(cfg.inputs), "root": str(case.before), "batch_one": cfg.batch_one}
     return Options(select=case.select or tuple(cfg.select), ignore=tuple(cfg.ignore), fix=fix,
                    rule_options=rule_options, plan="unsafe" if case.unsafe_fixes else "safe",
-                   external_readers=cfg.external_readers, recording=str(recording) if recording else None)
+                   external_readers=cfg.external_readers, recording=str(recording) if recording else None,
+                   migrate_unfollowable=cfg.migrate_unfollowable)
 
 
 def run_tree(files: dict[str, bytes], options: Options) -> list[FileResult]:

@@ -14,6 +14,7 @@ from ts2export.engine.tasks import FileResult, Options, Run, Task, mode_allows, 
 from ts2export.model.decision import Decision
 from ts2export.model.findings import ScanFinding
 from ts2export.model.program import Program
+from ts2export.rule import Applicability
 
 
 def run(tasks: Sequence[Task], options: Options, jobs: int | None = None, progress=None) -> list[FileResult]:
@@ -107,6 +108,8 @@ def _decide_and_fix(first: list[FileResult], tasks: Sequence[Task], program: Pro
             d = decision.for_file(r.path)
             for f in r.findings:
                 decide(f, d, options.mode)
+        if options.mode == "safe":
+            _unsafe_holds(first, program, excluded)
         return Run(first, program)
     by_path = {r.path: r for r in first}
     todo = [t for t in tasks if any(mode_allows(f.applicability, options.fix) for f in by_path[t.path].findings)]
@@ -134,6 +137,24 @@ def _decide_and_fix(first: list[FileResult], tasks: Sequence[Task], program: Pro
             break
         decision = again
     return Run(results, program)
+
+
+def _unsafe_holds(first: list[FileResult], program: Program, excluded: dict[tuple[str, str], str]) -> None:
+    """A report of the safe plan also says which unsafe fixes `apply --unsafe-fixes` would hold back
+    (``Finding.held_unsafe``): the count "N more with --unsafe-fixes" is what that command writes.
+    The model decides once more with every fix allowed, then goes back to the safe plan."""
+    unsafe = [(r, f) for r in first for f in r.findings if f.applicability is Applicability.UNSAFE and not f.held]
+    if not unsafe:
+        return
+    program.attach(_scan_findings(first, "unsafe"))
+    try:
+        decision = program.solve(excluded)
+        for r, f in unsafe:
+            probe = replace(f)
+            decide(probe, decision.for_file(r.path), "unsafe")
+            f.held_unsafe = probe.held
+    finally:
+        program.attach(_scan_findings(first, "safe"))
 
 
 def _fix(todo: Sequence[Task], decision: Decision, options: Options, workers: "_Workers", analysis: Analysis) -> list[FileResult]:
@@ -204,7 +225,8 @@ def _program(sources: dict[str, bytes], options: Options) -> Program | None:
         from ts2export.record.recording import load_recording
 
         recording = load_recording(options.recording)  # the CLI has checked it loads
-    return Program(sources, external_readers=options.external_readers, recording=recording)
+    return Program(sources, external_readers=options.external_readers, recording=recording,
+                   migrate_unfollowable=options.migrate_unfollowable)
 
 
 def _scan_findings(results: Sequence[FileResult], mode: str) -> list[ScanFinding]:

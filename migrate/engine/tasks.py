@@ -23,6 +23,7 @@ class Options:
     rule_options: dict = field(default_factory=dict)
     plan: str = "safe"  # when only checking: the fix mode whose held-back fixes are reported
     external_readers: bool = False  # rewrite readers of artifacts that no file of the run writes
+    migrate_unfollowable: bool = False  # let an entry point whose target cannot be followed migrate
     recording: str | None = None  # a `ts2export record` recording: the inputs the program was seen using
     exclude_units: tuple[str, ...] = ()  # unit labels (see unit_label) whose fixes are held back
 

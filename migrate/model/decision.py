@@ -68,6 +68,7 @@ class Solver:
     script_uses: ScriptUses
     external_readers: bool
     proof_of: Callable[[Site], dict | None] | None = None  # the recording's proof of an entry point
+    migrate_unfollowable: bool = False  # an entry point whose target cannot be followed may migrate
     findings: list[ScanFinding] = field(default_factory=list, init=False)
 
     def proof(self, s: Site) -> dict | None:
@@ -185,16 +186,29 @@ class Solver:
                     continue
                 if (self.proof(s) or {}).get("verdict") == "proven":
                     continue  # the recording exported it and compared: evidence beats the static guess
-                defs, _unknown = reach[id(s)]
+                defs, unknown = reach[id(s)]
                 for fi in self.findings:
                     if not fi.blocks_export or fixable(fi):
                         continue
                     if any((fi.path, q) in defs for q in fi.defs):
-                        why = (f"torch.export would stop at {fi.rule_id} in `{fi.defs[-1]}` ({fi.where}), which "
+                        why = (f"torch.export would stop at {fi.rule_id} in `{fi.defs[0]}` ({fi.where}), which "
                                + ("is held back" if fi.fixable else "has no automatic fix"))
                         for own in s.findings:
                             changed |= hold(own, why)
                         break
+                else:
+                    if unknown and not self.migrate_unfollowable:
+                        # what it exports cannot be followed: any code of the run TorchScript could compile
+                        fi = next((fi for fi in self.findings if fi.blocks_export and not fixable(fi) and fi.defs
+                                   and self._compilable(fi.path, fi.defs)), None)
+                        if fi is not None:
+                            why = (f"its target cannot be followed, so it may export any code of the run, and torch.export "
+                                   f"would stop at {fi.rule_id} in `{fi.defs[0]}` ({fi.where}), which "
+                                   + ("is held back" if fi.fixable else "has no automatic fix")
+                                   + "; to let it migrate anyway, set `migrate-unfollowable = true` under [tool.ts2export] "
+                                   "and check the result with `apply --test` or a recording")
+                            for own in s.findings:
+                                changed |= hold(own, why)
         return self._decision(held, sites, reach, goes)
 
     def _staying_reach(self, sites, reach, goes):
@@ -209,7 +223,7 @@ class Solver:
             table = compiled if s.kind in COMPILERS else traced
             for key in defs:
                 table.setdefault(key, s)
-            if unknown:
+            if unknown and not self.migrate_unfollowable:  # (with it, such a site holds back only what it names)
                 if s.kind in COMPILERS and unknown_compiled is None:
                     unknown_compiled = s
                 elif s.kind not in COMPILERS and unknown_traced is None:

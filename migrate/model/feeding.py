@@ -42,19 +42,20 @@ class Feeding:
         self.origins = origins
         self.shapes = shapes
 
-    def feeding_calls(self, site: Site) -> list[tuple[PyFile, ast.Call]]:
+    def feeding_calls(self, site: Site, method: str = "forward") -> list[tuple[PyFile, ast.Call]]:
         """Calls of the module an entry point makes: of its result (and of the artifact loaded
         back in its unit), of the object it scripts or traces, and of instances of the class it
-        compiles in the repository's tests."""
+        compiles in the repository's tests. With ``method``: the calls of that method instead
+        (``loaded.encode(x)``), on its result, the artifact and the object."""
         found: list[tuple[PyFile, ast.Call]] = []
         producers = [site] + [s for s in (site.unit.sites if site.unit else []) if s.kind == READER]
         for producer in producers:
-            found += self._calls_of_value(producer.file, producer.node)
+            found += self._calls_of_value(producer.file, producer.node, method=method)
         target = first_arg(site.node, "obj", "func", "mod")
         if isinstance(target, ast.Name):
-            found += self._calls_of_name(site.file, target.id, site.file.scope_at(target))
+            found += self._calls_of_name(site.file, target.id, site.file.scope_at(target), method)
         defs, _unknown = self.origins.targets(site.file, target) if target is not None else (set(), True)
-        for path, qualname in sorted(defs):
+        for path, qualname in sorted(defs) if method == "forward" else ():
             found += self._test_calls(path, qualname)
         unique: dict[int, tuple[PyFile, ast.Call]] = {}
         for f, call in found:
@@ -97,29 +98,31 @@ class Feeding:
                     out.append(node.targets[0])
         return out
 
-    def _calls_of_value(self, f: PyFile, value: ast.AST, depth: int = 0) -> list[tuple[PyFile, ast.Call]]:
+    def _calls_of_value(self, f: PyFile, value: ast.AST, depth: int = 0, method: str = "forward") -> list[tuple[PyFile, ast.Call]]:
         out: list[tuple[PyFile, ast.Call]] = []
         for target in self._stores_of(f, value):
             if isinstance(target, ast.Name):
-                out += self._calls_of_name(f, target.id, f.scope_at(target))
-                out += self._returned(f, target, depth)
+                out += self._calls_of_name(f, target.id, f.scope_at(target), method)
+                out += self._returned(f, target, depth, method)
             elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
-                out += self._calls_of_attribute(f, target)
+                out += self._calls_of_attribute(f, target, method)
         return out
 
-    def _calls_of_name(self, f: PyFile, name: str, scope) -> list[tuple[PyFile, ast.Call]]:
+    def _calls_of_name(self, f: PyFile, name: str, scope, method: str = "forward") -> list[tuple[PyFile, ast.Call]]:
         out = []
         for node in ast.walk(scope.node):
             if not isinstance(node, ast.Call):
                 continue
             func = node.func
-            if isinstance(func, ast.Attribute) and func.attr == "forward":
+            if isinstance(func, ast.Attribute) and func.attr == method:
                 func = func.value
+            elif method != "forward":
+                continue
             if isinstance(func, ast.Name) and func.id == name and f.scope_at(func) is scope:
                 out.append((f, node))
         return out
 
-    def _calls_of_attribute(self, f: PyFile, target: ast.Attribute) -> list[tuple[PyFile, ast.Call]]:
+    def _calls_of_attribute(self, f: PyFile, target: ast.Attribute, method: str = "forward") -> list[tuple[PyFile, ast.Call]]:
         """``self.model = ...``: calls of ``self.model(...)`` in the methods of the class."""
         d = f.innermost_def(f.start(target))
         while d is not None and d.kind != "class":
@@ -130,14 +133,16 @@ class Feeding:
         for node in ast.walk(d.node):
             if isinstance(node, ast.Call):
                 func = node.func
-                if isinstance(func, ast.Attribute) and func.attr == "forward":
+                if isinstance(func, ast.Attribute) and func.attr == method:
                     func = func.value
+                elif method != "forward":
+                    continue
                 if (isinstance(func, ast.Attribute) and func.attr == target.attr and isinstance(func.value, ast.Name)
                         and func.value.id == target.value.id):
                     out.append((f, node))
         return out
 
-    def _returned(self, f: PyFile, target: ast.Name, depth: int) -> list[tuple[PyFile, ast.Call]]:
+    def _returned(self, f: PyFile, target: ast.Name, depth: int, method: str = "forward") -> list[tuple[PyFile, ast.Call]]:
         """A name returned by its function: the calls of what the function's callers bind it to."""
         if depth > 2:
             return []
@@ -151,7 +156,7 @@ class Feeding:
             return []
         out = []
         for cf, call in self.calls.calls_of(f.path, owner):
-            out += self._calls_of_value(cf, call, depth + 1)
+            out += self._calls_of_value(cf, call, depth + 1, method)
         return out
 
     def _test_calls(self, path: str, qualname: str) -> list[tuple[PyFile, ast.Call]]:
@@ -166,9 +171,20 @@ class Feeding:
         return out
 
     # -- merged evidence -----------------------------------------------------------------------
-    def evidence(self, site: Site) -> dict | None:
-        """What the calls feeding an entry point show: plain data for the rules' view."""
-        calls = self.feeding_calls(site)
+    def evidence(self, site: Site, method: str = "forward") -> dict | None:
+        """What the calls feeding an entry point (or its ``method``) show: plain data for the rules' view."""
+        return self._merged(self.feeding_calls(site, method))
+
+    def reader_evidence(self, writer: Site) -> dict | None:
+        """What the calls of the artifact a writer saves show, where its unit loads it back (the
+        inputs of a `ScriptModule` subclass instance saved with its own `.save`)."""
+        calls: list[tuple[PyFile, ast.Call]] = []
+        for reader in (s for s in (writer.unit.sites if writer.unit else ()) if s.kind == READER):
+            calls += self._calls_of_value(reader.file, reader.node)
+        unique = {id(c): (f, c) for f, c in calls}
+        return self._merged(list(unique.values()))
+
+    def _merged(self, calls: list[tuple[PyFile, ast.Call]]) -> dict | None:
         by_arity: dict[int, list[tuple[PyFile, ast.Call, list[TensorSpec | None]]]] = {}
         for f, call in calls:
             if call.keywords or any(isinstance(a, ast.Starred) for a in call.args) or not call.args:

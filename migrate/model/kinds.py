@@ -29,6 +29,8 @@ class Kinds:
         return self._kinds.ask(key, id(node), seen, lambda: self._find_kind(f, node, seen | {id(node)}, env))
 
     def _find_kind(self, f: PyFile, node: ast.AST, seen: frozenset, env: "Env | None") -> str:
+        if self.origins.self_classes(f, node) is not None:
+            return "module"  # `self` in a method: an instance (of the class or of a subclass)
         kinds: set[str] = set()
         for alt in self.values.values(f, node, env=env):
             kinds.add(self._kind_of_value(alt, seen))

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import ast
 
+from typing import TYPE_CHECKING
+
 from ts2export.model.memo import MAX_DEPTH
 from ts2export.model.names import Names
 from ts2export.model.pyfile import Def, PyFile, first_arg, returns_of
@@ -18,12 +20,16 @@ from ts2export.model.sites import ENTRY_DECORATOR, ENTRY_SCRIPT, ENTRY_TRACE, RE
 from ts2export.model.torchapi import PASS_THROUGH, SELF_METHODS
 from ts2export.model.values import UNKNOWN, Env, Values
 
+if TYPE_CHECKING:
+    from ts2export.model.classes import Classes
+
 
 class Origins:
-    def __init__(self, names: Names, values: Values, sites: Sites) -> None:
+    def __init__(self, names: Names, values: Values, sites: Sites, classes: "Classes | None" = None) -> None:
         self.names = names
         self.values = values
         self.sites = sites
+        self.classes = classes  # for `self`: the method's class and its subclasses
         self._origins: dict[tuple, list] = {}  # (id(node), depth, id(env)) -> origins's answer
         self._targets: dict[tuple[int, int], tuple[frozenset, bool]] = {}  # (id(node), depth) -> targets's answer
         self._envs: dict[tuple, Env | None] = {}  # (id(call), path, qualname) -> call_env's answer
@@ -43,6 +49,9 @@ class Origins:
         return list(known)
 
     def _find_origins(self, f: PyFile, node: ast.AST, depth: int, env: "Env | None") -> list:
+        own = self.self_classes(f, node)
+        if own is not None:
+            return [("instance", cf, cd) for cf, cd in own]
         out = []
         for value in self.values.values(f, node, depth, env=env):
             if value is UNKNOWN:
@@ -91,6 +100,42 @@ class Origins:
                     out.append(site if site is not None else ("def", found[0], found[1]))
                     continue
             out.append(UNKNOWN)
+        return out
+
+    def self_classes(self, f: PyFile, node: ast.AST) -> list[tuple[PyFile, Def]] | None:
+        """``self`` in a method (its first parameter, never rebound): an instance of the method's
+        class or of one of its subclasses in the run, which are followed transitively. None when
+        ``node`` is not such a name."""
+        if self.classes is None or not isinstance(node, ast.Name):
+            return None
+        found = f.scope_at(node).lookup(node.id)
+        if found is None:
+            return None
+        _, binding = found
+        if binding.param_of is None or binding.values or binding.loops or binding.imports or binding.defs:
+            return None
+        d = f.def_by_qualname.get(binding.param_of)
+        cls = f.def_by_qualname.get(d.parent) if d is not None and d.parent else None
+        if d is None or cls is None or d.kind != "function" or cls.kind != "class":
+            return None
+        args = d.node.args
+        first = [*args.posonlyargs, *args.args][:1]
+        if not first or first[0].arg != node.id or any(
+                self.names.qualified(f, dec) in ("builtins.staticmethod", "builtins.classmethod") for dec in d.node.decorator_list):
+            return None
+        out = [(f, cls)]
+        seen = {(f.path, cls.qualname)}
+        todo = [(f.path, cls.qualname)]
+        while todo:
+            for sub in sorted(self.classes.subclasses(*todo.pop())):
+                if sub in seen:
+                    continue
+                seen.add(sub)
+                todo.append(sub)
+                sf = self.names.files.file(sub[0])
+                sd = sf.def_by_qualname.get(sub[1]) if sf is not None else None
+                if sd is not None:
+                    out.append((sf, sd))
         return out
 
     def call_env(self, cf: PyFile, call: ast.Call, f: PyFile, d: Def) -> "Env | None":

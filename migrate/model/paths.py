@@ -79,6 +79,10 @@ class Paths:
                     "os.path.expanduser", "builtins.open") and args:
             return self.patterns(f, args[0], depth)
         if name in ("io.BytesIO", "io.StringIO"):
+            if args and not node.keywords:  # the bytes of another buffer (`io.BytesIO(buffer.getvalue())`) are that buffer
+                inner = self.patterns(f, args[0], depth)
+                if inner and all(ap.is_buffer(p) for p in inner):
+                    return inner
             return [ap.buffer(f"{f.path}:{node.lineno}:{node.col_offset}")]
         if isinstance(node.func, ast.Attribute):
             method = node.func.attr
@@ -87,6 +91,8 @@ class Paths:
                 return [ap.normalize(tuple(ap.ANY if i % 2 else p for i, p in enumerate(re.split(r"(\{[^{}]*\})", receiver.value))))]
             if method == "joinpath":
                 return self._product(f, [receiver, *args], depth, ap.join)
+            if method in ("getvalue", "getbuffer") and not args:  # a buffer's bytes: known by the buffer
+                return [p for p in self.patterns(f, receiver, depth) if ap.is_buffer(p)] or [(ap.ANY,)]
             if method in ("resolve", "absolute", "expanduser", "as_posix", "__fspath__"):
                 return self.patterns(f, receiver, depth)
             if method == "with_suffix" and args and isinstance(args[0], ast.Constant) and isinstance(args[0].value, str):

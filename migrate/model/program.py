@@ -38,7 +38,8 @@ class Program:
     """The program model of one run. ``sources`` maps each Python file of the run to its bytes;
     ``recording``: a :class:`ts2export.record.recording.Recording` of what the program was seen doing."""
 
-    def __init__(self, sources: dict[str, bytes], external_readers: bool = False, recording=None) -> None:
+    def __init__(self, sources: dict[str, bytes], external_readers: bool = False, recording=None,
+                 migrate_unfollowable: bool = False) -> None:
         self.recording = recording
         self.files = Files(sources)  # each file's index, parsed when first asked for
         self.names = Names(self.files)  # what a name refers to
@@ -46,15 +47,16 @@ class Program:
         self.values = Values(self.names, self.calls)  # what an expression may evaluate to
         self.paths = Paths(self.names, self.values)  # the artifact paths an expression may name
         self.sites = Sites(self.files, self.names, self.paths)  # the TorchScript constructs tracked
-        self.origins = Origins(self.names, self.values, self.sites)  # where an object comes from
         self.classes = Classes(self.files, self.names)  # class hierarchies
+        self.origins = Origins(self.names, self.values, self.sites, self.classes)  # where an object comes from
         self.kinds = Kinds(self.names, self.values, self.origins)  # module, function or class
         self.reach = Reach(self.files, self.names, self.origins, self.classes)  # what an entry point compiles
         self.links = Links(self.sites, self.names, self.values, self.origins, self.calls, self.classes)
         self.units = Units(self.sites, self.links, self.origins, self.classes)  # what migrates together
         self.script_uses = ScriptUses(self.files, self.names, self.origins, self.sites, self.classes)  # tests of TorchScript-ness
         self.solver = Solver(self.files, self.sites, self.links, self.units, self.reach, self.script_uses, external_readers,
-                             proof_of=(lambda s: recording.proof_at(s.file.path, s.start[0])) if recording is not None else None)
+                             proof_of=(lambda s: recording.proof_at(s.file.path, s.start[0])) if recording is not None else None,
+                             migrate_unfollowable=migrate_unfollowable)
         self.shapes = Shapes(self.names, self.values)  # the tensors the code builds
         self.feeding = Feeding(self.calls, self.origins, self.shapes)  # what feeds an entry point
 

@@ -9,10 +9,15 @@ import ast
 from dataclasses import dataclass
 
 from ts2export.model.names import Names
-from ts2export.model.pyfile import PyFile
+from ts2export.model.pyfile import PyFile, returns_of
 from ts2export.model.values import Values
 
-_FACTORIES = {"randn", "rand", "zeros", "ones", "empty", "randint", "full", "tensor", "arange"}
+_FACTORIES = {"randn", "rand", "zeros", "ones", "empty", "randint", "full", "tensor", "arange", "linspace", "logspace",
+              "eye"}
+_LIKE = {"torch.randn_like", "torch.rand_like", "torch.zeros_like", "torch.ones_like", "torch.empty_like",
+         "torch.full_like", "torch.randint_like"}
+_ELEMENTWISE_FUNCS = {"torch.add", "torch.sub", "torch.mul", "torch.maximum", "torch.minimum", "torch.abs", "torch.exp",
+                      "torch.sigmoid", "torch.tanh", "torch.relu", "torch.sin", "torch.cos", "torch.sqrt", "torch.log"}
 _DTYPES = {
     "float": "torch.float32", "float32": "torch.float32", "double": "torch.float64", "float64": "torch.float64",
     "half": "torch.float16", "float16": "torch.float16", "bfloat16": "torch.bfloat16", "long": "torch.int64",
@@ -175,12 +180,39 @@ class Shapes:
         return found
 
     def _spec_of(self, f: PyFile, node: ast.AST, depth: int) -> TensorSpec | None:
+        if isinstance(node, ast.BinOp):
+            return self._elementwise(f, [node.left, node.right], depth, true_divide=isinstance(node.op, ast.Div),
+                                     matmul=isinstance(node.op, ast.MatMult))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert)):
+            return self.spec(f, node.operand, depth + 1)
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            got = self._elementwise(f, [node.left, node.comparators[0]], depth)
+            return TensorSpec(got.dims, "torch.bool") if got is not None else None
         if not isinstance(node, ast.Call):
             return None
         func = node.func
         name = self.names.qualified(f, func) or ""
         if name.startswith("torch.") and name.rsplit(".", 1)[-1] in _FACTORIES and name.count(".") == 1:
             return self._factory(f, node, name.rsplit(".", 1)[-1])
+        if name in _LIKE and node.args:
+            like = self.spec(f, node.args[0], depth + 1)
+            kw = {k.arg: k.value for k in node.keywords if k.arg}
+            if like is None or ("dtype" in kw and self._dtype(f, kw["dtype"]) is None):
+                return None
+            return TensorSpec(like.dims, self._dtype(f, kw["dtype"]) if "dtype" in kw else like.dtype)
+        if name in _ELEMENTWISE_FUNCS and node.args and not node.keywords:
+            return self._elementwise(f, list(node.args[:2]), depth)
+        if name and not name.startswith(("torch.", "builtins.")):  # a function of the run: what it returns
+            found = self.names.lookup_def(name, f.path)
+            if found is not None and found[1].kind == "function":
+                returns = [r.value for r in returns_of(found[1].node) if r.value is not None]
+                merged: TensorSpec | None = None
+                for r in returns:
+                    one = self.spec(found[0], r, depth + 1)
+                    merged = one if merged is None else (merged.merged(one) if one is not None else None)
+                    if merged is None:
+                        return None
+                return merged
         if isinstance(func, ast.Attribute) and name == "":
             receiver = self.spec(f, func.value, depth + 1)
             if receiver is None:
@@ -191,8 +223,12 @@ class Shapes:
             if method == "to" and node.args:
                 dtype = self._dtype(f, node.args[0])
                 return TensorSpec(receiver.dims, dtype) if dtype else None
-            if method in _SAME_SHAPE:
+            if method in _SAME_SHAPE and method not in ("mul", "add", "sub", "div"):
                 return receiver
+            if method in ("mul", "add", "sub", "div") and len(node.args) == 1:
+                return self._elementwise(f, [func.value, node.args[0]], depth, true_divide=method == "div")
+            if method in ("reshape", "view") and node.args and not node.keywords:
+                return self._reshaped(f, receiver, node.args)
             if method == "unsqueeze" and len(node.args) == 1:
                 at = self.ints(f, node.args[0])
                 if at is None or len(at) != 1:
@@ -205,6 +241,79 @@ class Shapes:
                 dims.insert(i, frozenset({1}))
                 return TensorSpec(tuple(dims), receiver.dtype)
         return None
+
+    def _reshaped(self, f: PyFile, receiver: TensorSpec, args: list[ast.AST]) -> TensorSpec | None:
+        """``x.reshape(3, -1)`` / ``x.view((3, 10))`` of a tensor of known size: literal sizes, one -1."""
+        if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)):
+            args = list(args[0].elts)
+        sizes = []
+        for a in args:
+            one = self.ints(f, a)
+            if one is None or len(one) != 1:
+                return None
+            sizes.append(next(iter(one)))
+        if not receiver.known or any(len(d) != 1 for d in receiver.dims):
+            return None
+        total = 1
+        for d in receiver.dims:
+            total *= next(iter(d))
+        if sizes.count(-1) > 1 or any(x < -1 for x in sizes):
+            return None
+        rest = 1
+        for x in sizes:
+            rest *= x if x != -1 else 1
+        if -1 in sizes:
+            if rest == 0 or total % rest:
+                return None
+            sizes[sizes.index(-1)] = total // rest
+        elif rest != total:
+            return None
+        return TensorSpec(tuple(frozenset({x}) for x in sizes), receiver.dtype)
+
+    def _operand(self, f: PyFile, node: ast.AST, depth: int) -> TensorSpec | str | None:
+        """A tensor's spec, or "int" / "float" / "bool" for a Python number, or None."""
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float, bool):
+            return type(node.value).__name__
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+                and type(node.operand.value) in (int, float):
+            return type(node.operand.value).__name__
+        spec = self.spec(f, node, depth + 1)
+        if spec is not None:
+            return spec
+        if self.ints(f, node) is not None:
+            return "int"
+        return None
+
+    def _elementwise(self, f: PyFile, operands: list[ast.AST], depth: int, true_divide: bool = False,
+                     matmul: bool = False) -> TensorSpec | None:
+        """The spec of an elementwise operation (broadcasting, type promotion) over tensors and
+        Python numbers; None when an operand is unknown or no operand is a tensor."""
+        if depth > 6:
+            return None
+        parts = [self._operand(f, o, depth) for o in operands]
+        if any(p is None for p in parts):
+            return None
+        tensors = [p for p in parts if isinstance(p, TensorSpec)]
+        if not tensors:
+            return None
+        if matmul:
+            if len(tensors) != 2 or len(tensors[0].dims) != 2 or len(tensors[1].dims) != 2:
+                return None
+            (a, b) = tensors
+            return TensorSpec((a.dims[0], b.dims[1]), _promote(a.dtype, b.dtype))
+        dims: tuple = ()
+        for t in tensors:
+            dims = _broadcast(dims, t.dims) if dims or t is not tensors[0] else t.dims
+            if dims is None:
+                return None
+        dtype = tensors[0].dtype
+        for t in tensors[1:]:
+            dtype = _promote(dtype, t.dtype)
+        if "float" in parts and not _is_float(dtype):
+            dtype = "torch.float32"
+        if true_divide and not _is_float(dtype):
+            dtype = "torch.float32"
+        return TensorSpec(dims, dtype)
 
     def _dtype(self, f: PyFile, node: ast.AST | None) -> str | None:
         if node is None:
@@ -244,6 +353,15 @@ class Shapes:
                 return None
             dims = self._sizes(f, [size])
             return TensorSpec(dims, dtype or "torch.int64") if dims is not None else None
+        if short in ("linspace", "logspace"):
+            steps = args[2] if len(args) > 2 else kw.get("steps")
+            n = self.ints(f, steps) if steps is not None else None
+            if n is None or len(n) != 1:
+                return None
+            return TensorSpec((n,), dtype or "torch.float32")
+        if short == "eye":
+            sizes = self._sizes(f, args[:2] if len(args) > 1 else [args[0], args[0]] if args else [])
+            return TensorSpec(sizes, dtype or "torch.float32") if sizes and all(x is not None for x in sizes) else None
         if short == "arange":
             bounds = [self.ints(f, a) for a in args]
             if not bounds or any(b is None or len(b) != 1 for b in bounds):
@@ -265,3 +383,45 @@ class Shapes:
                 return None
             return TensorSpec(tuple(dims), dtype or default)
         return None
+
+
+_ORDER = ["torch.bool", "torch.uint8", "torch.int8", "torch.int16", "torch.int32", "torch.int64", "torch.float16",
+          "torch.bfloat16", "torch.float32", "torch.float64"]
+
+
+def _is_float(dtype: str) -> bool:
+    return dtype.startswith(("torch.float", "torch.bfloat"))
+
+
+def _promote(a: str, b: str) -> str:
+    """torch's type promotion between two tensors' dtypes (of the same category kind, as far as it
+    matters for an example: float wins over integer, the wider wins)."""
+    if a == b:
+        return a
+    if a in _ORDER and b in _ORDER:
+        if {a, b} == {"torch.float16", "torch.bfloat16"}:
+            return "torch.float32"
+        return max(a, b, key=_ORDER.index)
+    return a
+
+
+def _broadcast(a: tuple, b: tuple) -> tuple | None:
+    """Broadcast two shapes (per dim, the sets of sizes seen; None: unknown)."""
+    out = []
+    for i in range(1, max(len(a), len(b)) + 1):
+        da = a[-i] if i <= len(a) else frozenset({1})
+        db = b[-i] if i <= len(b) else frozenset({1})
+        if da is None or db is None:
+            if da == frozenset({1}):
+                out.append(db)
+            elif db == frozenset({1}):
+                out.append(da)
+            else:
+                return None
+        elif da == frozenset({1}):
+            out.append(db)
+        elif db == frozenset({1}) or da == db:
+            out.append(da)
+        else:
+            return None
+    return tuple(reversed(out))

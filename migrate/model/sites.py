@@ -15,8 +15,8 @@ from ts2export.model.names import Names
 from ts2export.model.paths import Paths
 from ts2export.model.pyfile import Def, Pos, PyFile, first_arg
 from ts2export.model.torchapi import (
-    JIT_LOAD, JIT_SAVE, LITE_LOADS, PASS_THROUGH, SAVE_METHODS, SCRIPT, SCRIPT_IF_TRACING, SCRIPT_MODULES, TRACE,
-    TRACE_MODULE,
+    JIT_LOAD, JIT_SAVE, LIBRARY_SCRIPTS, LITE_LOADS, PASS_THROUGH, SAVE_METHODS, SCRIPT, SCRIPT_IF_TRACING, SCRIPT_MODULES,
+    TRACE, TRACE_MODULE,
 )
 
 # Site kinds
@@ -121,7 +121,7 @@ class Sites:
 
     def _call_site(self, f: PyFile, node: ast.Call) -> None:
         name = self.names.qualified(f, node.func)
-        if name == SCRIPT:
+        if name == SCRIPT or name in LIBRARY_SCRIPTS:
             self._add(ENTRY_SCRIPT, f, node, name)
         elif name in (TRACE, TRACE_MODULE):
             self._add(ENTRY_TRACE, f, node, name)

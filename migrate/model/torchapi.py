@@ -8,6 +8,10 @@ JIT_SAVE = "torch.jit.save"
 JIT_LOAD = "torch.jit.load"
 LITE_LOADS = {"torch.jit._load_for_lite_interpreter", "torch.jit.mobile._load_for_lite_interpreter"}
 SCRIPT_IF_TRACING = "torch.jit.script_if_tracing"
+# Functions of libraries that compile what they are given with TorchScript (e3nn's `compile` scripts
+# or traces a model's submodules as their `@compile_mode` says): a call of one is a script site that
+# no rule rewrites, so the code it compiles stays compiled (found by a real package's own tests).
+LIBRARY_SCRIPTS = {"e3nn.util.jit.compile", "e3nn.util.jit.script", "e3nn.util.jit.trace", "e3nn.util.jit.trace_module"}
 SCRIPT_MODULES = {"torch.jit.ScriptModule", "torch.jit._script.ScriptModule", "torch.jit.RecursiveScriptModule"}
 # Calls that return (a transformed copy of) the TorchScript module they are given.
 PASS_THROUGH = {"torch.jit.freeze", "torch.jit.optimize_for_inference",

@@ -36,6 +36,9 @@ class ProgramView:
     #: the file makes, or on the artifacts its unit loads back (``service.encode(x)``): entry points
     #: its exported artifact must offer. Keyed by :func:`object_key` of the call.
     methods: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: For those methods, what their calls show about their inputs (as ``inputs``, per method):
+    #: ``{"encode": {"example": ..., "sizes": ..., "where": ...}}``. Keyed by :func:`object_key`.
+    method_inputs: Mapping[str, Mapping[str, dict]] = field(default_factory=dict)
 
     def kind_of(self, name: str | None) -> str | None:
         return self.kinds.get(name) if name else None
@@ -45,6 +48,10 @@ class ProgramView:
 
     def methods_of(self, scope: str, code: str) -> tuple[str, ...]:
         return tuple(self.methods.get(object_key(scope, code), ()))
+
+    def method_inputs_of(self, scope: str, code: str, method: str) -> dict | None:
+        """``method_inputs`` of one method of the call ``code`` in definition ``scope``."""
+        return self.method_inputs.get(object_key(scope, code), {}).get(method)
 
     def inputs_of(self, scope: str, code: str) -> dict | None:
         """``inputs`` of the call ``code`` in definition ``scope`` (None when nothing shows them)."""

@@ -13,7 +13,7 @@ from ts2export.model.kinds import Kinds
 from ts2export.model.names import Names
 from ts2export.model.pyfile import first_arg
 from ts2export.model.reach import Reach
-from ts2export.model.sites import ENTRY_SCRIPT, ENTRY_TRACE, READER, Sites
+from ts2export.model.sites import ENTRY_SCRIPT, ENTRY_TRACE, READER, WRITER, Sites
 from ts2export.model.view import ProgramView, object_key
 
 
@@ -43,14 +43,21 @@ def views(files: Files, names: Names, classes: Classes, sites: Sites, kinds: Kin
             named[name] = kind
             if df is f:
                 named.setdefault(d.qualname, kind)
-        objects, inputs, recurrent, methods = {}, {}, {}, {}
+        objects, inputs, recurrent, methods, method_inputs = {}, {}, {}, {}, {}
         for site in sites.by_file().get(path, ()):
+            if site.kind == WRITER and site.unit is not None and any(s.kind == READER for s in site.unit.sites):
+                evidence = feeding.reader_evidence(site)
+                if evidence is not None:
+                    inputs[object_key(site.scope, f.segment(site.node))] = evidence
             if site.kind in (ENTRY_SCRIPT, ENTRY_TRACE):
                 called = set(feeding.called_methods(site))
                 for reader in (s for s in (site.unit.sites if site.unit else ()) if s.kind == READER):
                     called |= feeding.called_methods(reader)
                 if called:
-                    methods[object_key(site.scope, f.segment(site.node))] = tuple(sorted(called))
+                    key = object_key(site.scope, f.segment(site.node))
+                    methods[key] = tuple(sorted(called))
+                    seen = {m: feeding.evidence(site, m) for m in sorted(called)}
+                    method_inputs[key] = {m: ev for m, ev in seen.items() if ev is not None}
                 arg = first_arg(site.node, "obj", "func", "mod")
                 if arg is not None:
                     objects[object_key(site.scope, f.segment(arg))] = kinds.object_kind(f, arg) or "unknown"
@@ -60,5 +67,5 @@ def views(files: Files, names: Names, classes: Classes, sites: Sites, kinds: Kin
                 layers = reach.recurrent_layers(site)
                 if layers:
                     recurrent[object_key(site.scope, f.segment(site.node))] = layers
-        out[path] = ProgramView(named, objects, inputs, recurrent, methods)
+        out[path] = ProgramView(named, objects, inputs, recurrent, methods, method_inputs)
     return out

@@ -27,6 +27,7 @@ class Finding:
     defs: tuple[str, ...] = ()  # qualified names of the definitions around it, innermost first
     fix_spans: tuple = ()  # ((line, col), (end_line, end_col), code written) of each node its fix replaces
     held: str | None = None  # why the program model holds its fix back (None: not held)
+    held_unsafe: str | None = None  # an unsafe fix reported by a safe plan: why `apply --unsafe-fixes` would hold it
     unit: str | None = None  # the migration unit it belongs to (see docs/units.md)
 
     @property
@@ -47,7 +48,7 @@ class Finding:
             "message": self.message,
             "fix": self.applicability.value,
             "fixed": self.fixed,
-            "held_back": self.held,
+            "held_back": self.held or (f"with --unsafe-fixes: {self.held_unsafe}" if self.held_unsafe else None),
             "unit": self.unit,
         }
 

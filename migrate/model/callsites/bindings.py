@@ -158,7 +158,7 @@ def _with_rebinds(rule: Asker, target, stores: list, refs: list, shown: str) -> 
     b = Binding(target)
     receivers: set[int] = set()
     for store in stores:
-        if store is target:
+        if store is target or _placeholder(rule, store, target):
             continue
         found = rebind(rule, store) if isinstance(store, (cst.Name, cst.Attribute)) else None
         if found is None:
@@ -167,6 +167,27 @@ def _with_rebinds(rule: Asker, target, stores: list, refs: list, shown: str) -> 
         receivers.add(id(found[2]))
     b.uses = [r for r in refs if id(r) not in receivers]
     return b
+
+
+def _placeholder(rule: Asker, store: cst.BaseExpression, target: cst.BaseExpression) -> bool:
+    """``self.attr = None`` in a class whose one other store of ``self.attr`` is ``target``, made
+    only under ``if self.attr is None:``: a value computed once, on first use (a lazy cache)."""
+    if not isinstance(store, cst.Attribute):
+        return False
+    assign = rule.parent(rule.parent(store))
+    if not (isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Name) and assign.value.value == "None"):
+        return False
+    node = rule.parent(target)
+    while node is not None and not isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        if isinstance(node, cst.If) and not node.orelse:
+            test = node.test
+            if (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+                    and isinstance(test.comparisons[0].operator, cst.Is)
+                    and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None"
+                    and code(test.left) == code(target)):
+                return True
+        node = rule.parent(node)
+    return False
 
 
 def _is_store(rule: Asker, node: cst.BaseExpression) -> bool:

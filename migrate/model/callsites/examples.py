@@ -46,6 +46,8 @@ def _sizes_of_factory(rule: Asker, call: cst.Call, depth: int) -> tuple[int, lis
         if short == "full":
             positional = positional[:1]
         if len(positional) == 1 and isinstance(positional[0], (cst.Tuple, cst.List)):
+            if any(isinstance(e, cst.StarredElement) for e in positional[0].elements):
+                return None  # `(batch, *size)`: the rank is not visible (see leading_dims)
             dims = [e.value for e in positional[0].elements]
             return len(dims), [_int(d) for d in dims]
         if positional and all(not isinstance(p, (cst.Tuple, cst.List)) for p in positional):
@@ -53,7 +55,7 @@ def _sizes_of_factory(rule: Asker, call: cst.Call, depth: int) -> tuple[int, lis
         return None
     if short == "randint":
         size = sized if sized is not None else next((p for p in positional if isinstance(p, (cst.Tuple, cst.List))), None)
-        if isinstance(size, (cst.Tuple, cst.List)):
+        if isinstance(size, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement) for e in size.elements):
             return len(size.elements), [_int(e.value) for e in size.elements]
         return None
     if short in ("arange", "linspace"):
@@ -70,6 +72,23 @@ def _sizes_of_factory(rule: Asker, call: cst.Call, depth: int) -> tuple[int, lis
             data = data.elements[0].value if data.elements else None
         return rank, sizes
     return None
+
+
+def leading_dims(expr: cst.BaseExpression) -> list[int | None]:
+    """The sizes before the first starred element of a factory's size tuple (``torch.ones((b, *s))``:
+    [None]; a literal size is an int), or [] when the example is not such a call."""
+    if not isinstance(expr, cst.Call):
+        return []
+    for a in expr.args:
+        size = a.value
+        if a.keyword is None or a.keyword.value == "size":
+            if isinstance(size, (cst.Tuple, cst.List)) and any(isinstance(e, cst.StarredElement) for e in size.elements):
+                out = []
+                for e in size.elements:
+                    if isinstance(e, cst.StarredElement):
+                        return out
+                    out.append(_int(e.value))
+    return []
 
 
 def tensor_shape(rule: Asker, expr: cst.BaseExpression, depth: int = 0) -> tuple[int, list[int | None]] | None:
@@ -116,6 +135,7 @@ def dims_spec(rule: Asker, expr: cst.BaseExpression, dim: str, ref: str | None,
             seen = None  # the evidence is about something else
         varying = {i for i, s in enumerate(seen or []) if s is not None and len(s) > 1}
         grow: list[int] = []
+        static: set[int] = set()
         for i, size in enumerate(sizes):
             if size not in (0, 1):
                 continue
@@ -124,25 +144,62 @@ def dims_spec(rule: Asker, expr: cst.BaseExpression, dim: str, ref: str | None,
                 grow.append(i)
                 varying.add(i)
             elif i == 0:
-                return None, (
-                    f"the example `{code(expr)}` has size {size} in dimension 0: torch.export specializes dims of "
-                    "size 0/1, so the exported program would reject the other batch sizes that the TorchScript "
-                    "artifact accepted, and nothing in the checked files shows the sizes it is called with; use an "
-                    "example of size >= 2 there (or call the artifact at the sizes you serve) and run apply again"), []
+                how = batch_one(rule) if size == 1 else "hold"
+                if how == "hold":
+                    return None, _batch_one_problem(expr, size), []
+                if how == "dynamic":
+                    grow.append(0)
+                    varying.add(0)
+                else:
+                    static.add(0)
         if rank == 0:
             return "{}", None, []
         entries = []
         for i, s in enumerate(sizes):
+            if i in static:
+                continue
             if i in varying and not bounded:
                 entries.append(f"{i}: {dim}.DYNAMIC")
             else:
                 entries.append(f"{i}: {auto(dim, bounded, 2 * s if i in grow and s else s)}")
+        return "{" + ", ".join(entries) + "}", None, grow
+    leading = leading_dims(expr)
+    if leading and not bounded:  # `torch.ones((batch, *size))`: the dims before the star, the rest static
+        entries, grow = [], []
+        for i, size in enumerate(leading):
+            if size in (0, 1) and i == 0:
+                how = batch_one(rule) if size == 1 else "hold"
+                if how == "hold":
+                    return None, _batch_one_problem(expr, size), []
+                if how == "static":
+                    continue
+                grow.append(0)
+                entries.append(f"{i}: {dim}.DYNAMIC")
+                continue
+            entries.append(f"{i}: {auto(dim, bounded, size)}")
         return "{" + ", ".join(entries) + "}", None, grow
     if ref is not None:
         if bounded:  # the bound must hold the example's own size
             return f"{{i: {dim}.AUTO(max=max({DEFAULT_MAX}, 8 * {ref}.shape[i])) for i in range({ref}.dim())}}", None, []
         return f"{{i: {dim}.AUTO for i in range({ref}.dim())}}", None, []
     return None, f"cannot tell the rank of the example `{code(expr)}`; bind it to a variable first", []
+
+
+def batch_one(rule: Asker) -> str:
+    """What an example of batch size 1 with no other size in sight exports to: the `batch-one`
+    key of [tool.ts2export] ("dynamic", the default: the example doubled and the batch dim dynamic,
+    as a TorchScript trace served any batch size; "static": batch 1 only; "hold": left TorchScript)."""
+    options = rule.context.options or {}
+    return options.get("batch_one", "dynamic")
+
+
+def _batch_one_problem(expr: cst.BaseExpression, size: int) -> str:
+    return (f"the example `{code(expr)}` has size {size} in dimension 0: torch.export specializes dims of "
+            "size 0/1, so the exported program would reject the other batch sizes that the TorchScript "
+            "artifact accepted, and nothing in the checked files shows the sizes it is called with; use an "
+            "example of size >= 2 there (or call the artifact at the sizes you serve) and run apply again"
+            + ("" if size == 0 else ", or set `batch-one` under [tool.ts2export] (\"dynamic\": any batch size, "
+               "\"static\": batch 1 only)"))
 
 
 def doubled(source: str, dims: list[int]) -> str:
@@ -250,13 +307,21 @@ def export_args(rule: Asker, example: cst.BaseExpression | None, kw: cst.BaseExp
     comment = None
     if grown:
         where = ", ".join((evidence or {}).get("where", [])[:3])
-        parts = []
+        parts, batch = [], []
         for i, grow, seen in grown:
             for d in grow:
+                if not (seen and d < len(seen) and any(x != 1 for x in seen[d] or ())):
+                    batch.append(f"input {i}" if len(srcs) > 1 else "the example")
+                    continue
                 sizes = ", ".join(str(x) for x in (seen[d] or []))
                 parts.append((f"input {i} " if len(srcs) > 1 else "") + f"dim {d}: sizes {sizes}")
-        comment = (f"# ts2export: example doubled where it has size 1, which export would fix, while the model is "
-                   f"called at other sizes ({'; '.join(parts)}; {where})")
+        if parts:
+            comment = (f"# ts2export: example doubled where it has size 1, which export would fix, while the model is "
+                       f"called at other sizes ({'; '.join(parts)}; {where})")
+        else:
+            comment = (f"# ts2export: {' and '.join(batch)} doubled along its batch dim (size 1, which export would fix): "
+                       "the exported program takes any batch size, as the TorchScript one did; "
+                       "batch-one = \"static\" under [tool.ts2export] exports batch 1 only")
     return ExportArgs(args_code, None, "(" + ", ".join(shapes) + ("," if len(shapes) == 1 else "") + ")", comment), None
 
 
@@ -332,6 +397,20 @@ def specialized_but_checked(rule: Asker, example: cst.BaseExpression, checks: cs
     return None
 
 
+def _value_before(rule: Asker, expr: cst.BaseExpression, line: int) -> cst.BaseExpression | None:
+    """``expr`` if its names are bound before ``line``; for a name bound once after it (``x =
+    torch.randn((batch, *size))`` between the script call and the first call) the value it is bound
+    to, when that value's own names are bound before ``line`` and it evaluates plainly; else None."""
+    if _defined_before(rule, expr, line):
+        return expr
+    if isinstance(expr, cst.Name):
+        value = assigned_value(rule, expr)
+        if (value is not None and not isinstance(rule.parent(value), cst.AugAssign)
+                and _defined_before(rule, value, line) and _evaluates_plainly(rule, value, True)):
+            return value
+    return None
+
+
 def _defined_before(rule: Asker, expr: cst.BaseExpression, line: int) -> bool:
     """Every name in ``expr`` is bound once, before ``line``, in the same scope (or is torch)."""
     ok = True
@@ -389,10 +468,18 @@ def script_inputs(rule: Asker, call: cst.Call, model: cst.BaseExpression) -> tup
         c = u.outer
         if any(a.keyword is not None or a.star for a in c.args):
             break
-        if c.args and all(_defined_before(rule, a.value, line) and _evaluates_plainly(rule, a.value) for a in c.args):
-            elements = [cst.Element(a.value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for a in c.args]
+        values = [_value_before(rule, a.value, line) for a in c.args]
+        if not c.args or any(v is None for v in values):
+            break
+        source = "first call"
+        plain = all(_evaluates_plainly(rule, v, True) for v in values)
+        if plain and not all(_evaluates_plainly(rule, v) for v in values):
+            values = [without_randomness(rule, v) for v in values]  # same shapes and dtypes, no random draw
+            source = "first call, with ones and zeros for its random tensors"
+        if plain:
+            elements = [cst.Element(v, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for v in values]
             elements[-1] = elements[-1].with_changes(comma=cst.Comma() if len(elements) == 1 else cst.MaybeSentinel.DEFAULT)
-            return cst.Tuple(elements), "first call"
+            return cst.Tuple(elements), source
     traced = _trace_example(rule, call, model, line)
     if traced is not None:
         return traced, "trace of the same module"
@@ -411,31 +498,71 @@ PLAIN_METHODS = {"float", "double", "half", "bfloat16", "long", "int", "bool", "
                  "clone", "contiguous", "t", "permute", "transpose", "flatten", "squeeze", "expand", "repeat", "detach"}
 
 
-def _evaluates_plainly(rule: Asker, expr: cst.BaseExpression) -> bool:
+#: Random tensor factories and the plain factory of the same shape and dtype (values in range).
+RANDOM_TWINS = {"torch.randn": "ones", "torch.rand": "ones", "torch.randn_like": "ones_like",
+                "torch.rand_like": "ones_like", "torch.randint_like": "zeros_like", "torch.randperm": "arange"}
+
+
+def without_randomness(rule: Asker, expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``expr`` with its random tensor factories replaced by plain ones of the same shape and dtype
+    (``torch.randn(2, 3, generator=g)`` -> ``torch.ones(2, 3)``; ``torch.randint(lo, hi, size)`` ->
+    ``torch.full(size, lo, dtype=torch.long)``): an example that draws nothing from the generator."""
+
+    class _T(cst.CSTTransformer):
+        def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+            name = next((n for n in (*RANDOM_TWINS, "torch.randint") if rule.matches(original.func, n)), None)
+            if name is None:
+                return updated
+            args = [a for a in updated.args if not (a.keyword is not None and a.keyword.value == "generator")]
+            if name == "torch.randint":
+                positional = [a for a in args if a.keyword is None]
+                keywords = [a for a in args if a.keyword is not None]
+                if len(positional) == 2:
+                    low, size = cst.Integer("0"), positional[1].value
+                elif len(positional) == 3:
+                    low, size = positional[0].value, positional[2].value
+                else:
+                    return updated
+                extra = [code(k.with_changes(comma=cst.MaybeSentinel.DEFAULT)) for k in keywords]
+                if not any(k.keyword.value == "dtype" for k in keywords):
+                    extra.append("dtype=torch.long")
+                return cst.parse_expression(f"torch.full({code(size)}, {code(low)}" + "".join(", " + e for e in extra) + ")")
+            if name == "torch.randint_like" and len(args) > 1:
+                args = args[:1] + [a for a in args[1:] if a.keyword is not None]
+            if args:
+                args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            func = cst.parse_expression(f"torch.{RANDOM_TWINS[name]}")
+            return updated.with_changes(func=func, args=args)
+
+    return expr.visit(_T())
+
+
+def _evaluates_plainly(rule: Asker, expr: cst.BaseExpression, random_too: bool = False) -> bool:
     """Whether evaluating ``expr`` again (as an export's example, next to the call it was copied
     from) leaves the program as it was: names, literals, arithmetic and the plain factories above.
     Not so a random factory (`torch.randn(4, 5)` would draw from the generator once more: every
-    later random number changes) nor any other call (it may read a batch, count, print)."""
+    later random number changes; with ``random_too`` they count, for :func:`without_randomness`
+    replaces them) nor any other call (it may read a batch, count, print)."""
     if isinstance(expr, (cst.Name, cst.BaseNumber, cst.SimpleString)):
         return True
     if isinstance(expr, cst.Attribute):
-        return _evaluates_plainly(rule, expr.value)
+        return _evaluates_plainly(rule, expr.value, random_too)
     if isinstance(expr, (cst.Tuple, cst.List)):
-        return all(_evaluates_plainly(rule, e.value) for e in expr.elements)
+        return all(_evaluates_plainly(rule, e.value, random_too) for e in expr.elements)
     if isinstance(expr, cst.BinaryOperation):
-        return _evaluates_plainly(rule, expr.left) and _evaluates_plainly(rule, expr.right)
+        return _evaluates_plainly(rule, expr.left, random_too) and _evaluates_plainly(rule, expr.right, random_too)
     if isinstance(expr, cst.UnaryOperation):
-        return _evaluates_plainly(rule, expr.expression)
+        return _evaluates_plainly(rule, expr.expression, random_too)
     if isinstance(expr, cst.Subscript):
-        return _evaluates_plainly(rule, expr.value) and all(
-            isinstance(e.slice, cst.Index) and _evaluates_plainly(rule, e.slice.value) for e in expr.slice)
+        return _evaluates_plainly(rule, expr.value, random_too) and all(
+            isinstance(e.slice, cst.Index) and _evaluates_plainly(rule, e.slice.value, random_too) for e in expr.slice)
     if isinstance(expr, cst.Call):
-        args = all(_evaluates_plainly(rule, a.value) for a in expr.args)
-        if rule.matches(expr.func, *PLAIN_FACTORIES):
+        args = all(_evaluates_plainly(rule, a.value, random_too) for a in expr.args)
+        if rule.matches(expr.func, *PLAIN_FACTORIES) or (random_too and rule.matches(expr.func, *RANDOM_TWINS, "torch.randint")):
             return args
         func = expr.func
         if isinstance(func, cst.Attribute) and func.attr.value in PLAIN_METHODS and not rule.matches_prefix(func, "torch"):
-            return args and _evaluates_plainly(rule, func.value)
+            return args and _evaluates_plainly(rule, func.value, random_too)
     return False
 
 

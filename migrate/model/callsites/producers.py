@@ -228,6 +228,20 @@ def plan_script(rule: Asker, call: cst.Call) -> Plan:
             multi = Plan(edits, imports2, ep_mode=True, multi=True)
             multi.notes.append(f"one program per entry point (forward as \"model\", {', '.join(entry)}) from the hints")
             return multi
+    if entry and plan.ep_mode and source != "hint":
+        # the program calls the methods on what this call makes, or on its artifact loaded back:
+        # their calls show the inputs (shapes and dtypes; ones and zeros), as forward's did
+        scope = defs[0] if defs else ""
+        seen = {m: rule.context.program.method_inputs_of(scope, code(call), m) for m in entry}
+        if all(ev and ev.get("example") for ev in seen.values()):
+            pairs = [("forward", example)] + [(m, cst.parse_expression(seen[m]["example"])) for m in entry]
+            problem, edits, imports2 = plan_programs(rule, call, model, pairs)
+            if problem:
+                return Plan(problem=problem)
+            multi = Plan(edits, imports2, ep_mode=True, multi=True)
+            multi.notes.append(f"one program per entry point (forward as \"model\", {', '.join(entry)}); the inputs of "
+                               + ", ".join(f"`{m}` from its calls at {', '.join(seen[m]['where'][:2])}" for m in entry))
+            return multi
     if entry and plan.ep_mode:
         return Plan(problem=(
             f"the saved artifact offered the `@torch.jit.export` method(s) {', '.join(f'`{m}`' for m in entry)} besides "
@@ -302,3 +316,21 @@ def _plan_load_methods(rule: Asker, call: cst.Call, path, loc, extra, uses: list
     plan.notes.append(f"methods {', '.join(f'`{m}`' for m in sorted(set(methods)))} are read from the pt2 archive as separate "
                       "programs (written by `package_pt2`, see TSX308)")
     return plan
+
+
+def plan_instance_save(rule: Asker, save: cst.Call, receiver: cst.BaseExpression,
+                       path: cst.BaseExpression) -> tuple[str | None, list[Import], str | None]:
+    """``m.save(path)`` of an instance of a ``torch.jit.ScriptModule`` subclass (which TSX107 turns
+    into an ``nn.Module``): ``torch.export.save(torch.export.export(m, inputs, ...), path)``, with
+    the inputs that the artifact's readers in the run pass it (shapes and dtypes; ones and zeros).
+    (code, imports, None), or (None, [], why not)."""
+    defs = rule.enclosing_defs(save)
+    evidence = rule.context.program.inputs_of(defs[0] if defs else "", code(save))
+    if evidence is None or not evidence.get("example"):
+        return None, [], ("nothing in the checked files calls the artifact it saves with tensors whose shapes and "
+                          "dtypes are visible")
+    dim, imports = dim_name(rule, save)
+    ex, why = export_args(rule, cst.parse_expression(evidence["example"]), None, dim, False, evidence)
+    if ex is None:
+        return None, [], why
+    return f"torch.export.save({export_code(code(receiver), ex)}, {code(path)})", [Import("torch"), *imports], None

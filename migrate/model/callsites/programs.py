@@ -49,6 +49,9 @@ def plan_trace_module(rule: Asker, node: cst.Call) -> tuple[str | None, list[Edi
 def plan_programs(rule: Asker, node: cst.Call, model: cst.BaseExpression, pairs: list[tuple[str, cst.BaseExpression]],
                   quote: str = '"') -> tuple[str | None, list[Edit], list[Import]]:
     """One exported program per (method, example inputs), in a dict bound where ``node`` was bound."""
+    if len(pairs) > 1 and not isinstance(model, (cst.Name, cst.Attribute)):
+        # each program exports the module again: an expression would build a new one each time
+        return f"bind `{code(model)}` to a name first (each method's program exports the same module)", [], []
     dim, imports = dim_name(rule, node)
     assign = rule.parent(node)
     line = rule.parent(assign) if assign is not None else None

@@ -6,7 +6,8 @@ from __future__ import annotations
 import libcst as cst
 
 from ts2export.model.callsites.bindings import origin, path_literal
-from ts2export.model.callsites.producers import plan_for
+from ts2export.model.callsites.models import script_module_instance
+from ts2export.model.callsites.producers import plan_for, plan_instance_save
 from ts2export.model.callsites.syntax import Asker, JIT_SAVE, module_of, argument, code
 
 
@@ -38,6 +39,9 @@ def writers(rule: Asker, path_expr: cst.BaseExpression, methods: list[str] | Non
             if saving == "torch.export.save":
                 return
             if source is None:
+                if (saving == "save" and not methods and script_module_instance(rule, receiver) is not None
+                        and node.args and plan_instance_save(rule, node, receiver, node.args[0].value)[0] is not None):
+                    return  # a ScriptModule subclass instance exported with its readers' inputs (TSX303)
                 blocked.append(f"the writer at line {line} saves a module whose origin is not visible")
                 return
             plan = plan_for(rule, source)

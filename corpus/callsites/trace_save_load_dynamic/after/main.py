@@ -25,7 +25,7 @@ def main(out):
     tokens = torch.randn(2, 5, 16)
     mask = torch.ones(2, 5)
     with torch.no_grad():
-        traced = torch.export.export(model, (tokens, mask), dynamic_shapes=({0: Dim.DYNAMIC, 1: Dim.DYNAMIC, 2: Dim.AUTO}, {0: Dim.AUTO, 1: Dim.AUTO}))
+        traced = torch.export.export(model, (tokens, mask), dynamic_shapes=({0: Dim.DYNAMIC, 1: Dim.DYNAMIC, 2: Dim.AUTO}, {0: Dim.DYNAMIC, 1: Dim.DYNAMIC}))
     torch.export.save(traced, "scorer.pt")
 
     loaded = torch.export.load("scorer.pt").module()

@@ -5,11 +5,12 @@ from pathlib import Path
 import torch
 
 from scaler import Scaler
+from torch.export import Dim
 
 
 def ship(path: Path) -> Scaler:
     scaler = Scaler(0.5)
-    scaler.save(str(path))
+    torch.export.save(torch.export.export(scaler, (torch.ones(4, 6),), dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO},)), str(path))
     return scaler
 
 
@@ -17,7 +18,7 @@ def main(out):
     path = Path("artifacts") / "scaler.pt"
     path.parent.mkdir(exist_ok=True)
     scaler = ship(path)
-    shipped = torch.jit.load(str(path))
+    shipped = torch.export.load(str(path)).module()
     torch.manual_seed(0)
     x = torch.randn(4, 6)
     torch.save({"object": scaler(x), "shipped": shipped(x)}, out)

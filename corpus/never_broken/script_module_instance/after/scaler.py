@@ -2,7 +2,7 @@
 import torch
 
 
-class Scaler(torch.jit.ScriptModule):
+class Scaler(torch.nn.Module):
     __constants__ = ["eps"]
 
     def __init__(self, factor: float):
@@ -10,6 +10,5 @@ class Scaler(torch.jit.ScriptModule):
         self.factor = factor
         self.eps = 1e-6
 
-    @torch.jit.script_method
     def forward(self, x):
         return x * self.factor / (x.abs().amax(-1, keepdim=True) + self.eps)

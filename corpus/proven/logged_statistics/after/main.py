@@ -27,7 +27,7 @@ class RunningNorm(nn.Module):
 def main(out):
     torch.manual_seed(0)
     norm = RunningNorm()
-    scripted = torch.export.export(norm, (torch.ones(3, 5),), dynamic_shapes=({0: Dim.DYNAMIC, 1: Dim.AUTO},)).module()
+    scripted = torch.export.export(norm, (torch.ones(4, 5),), dynamic_shapes=({0: Dim.DYNAMIC, 1: Dim.AUTO},)).module()
     narrow = scripted(torch.randn(4, 5))
     wide = scripted(torch.randn(2, 5) * 50)
     torch.save([narrow, wide, norm(torch.ones(3, 5))], out)

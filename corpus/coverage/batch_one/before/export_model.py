@@ -1,0 +1,24 @@
+"""Export step of a small vision service: one image, the way most tutorials trace."""
+import os
+
+import torch
+from torch import nn
+
+
+class TinyClassifier(nn.Module):
+    def __init__(self, classes: int = 3):
+        super().__init__()
+        self.features = nn.Sequential(nn.Conv2d(3, 6, 3, padding=1), nn.BatchNorm2d(6), nn.ReLU(), nn.AdaptiveAvgPool2d(1))
+        self.fc = nn.Linear(6, classes)
+
+    def forward(self, image: torch.Tensor) -> torch.Tensor:
+        return self.fc(self.features(image).flatten(1))
+
+
+def export(out_dir: str) -> str:
+    model = TinyClassifier().eval()
+    example = torch.rand(1, 3, 24, 24)
+    traced = torch.jit.trace(model, example)
+    path = os.path.join(out_dir, "classifier.pt")
+    torch.jit.save(traced, path)
+    return path

@@ -1,0 +1,24 @@
+"""A zoo-style smoke test: build by name, script, call once with random inputs of the configured size."""
+import sys
+
+import torch
+
+from model import create
+from torch.export import Dim
+
+
+def smoke(name: str, batch_size: int, input_size: tuple) -> torch.Tensor:
+    model = create(name)
+    model.eval()
+    model = torch.export.export(model, (torch.full((batch_size, *input_size), 0, dtype=torch.long), torch.ones(batch_size, 4)), dynamic_shapes=({0: Dim.AUTO}, {0: Dim.AUTO, 1: Dim.AUTO})).module()
+    return model(torch.randint(0, 20, (batch_size, *input_size)), torch.randn(batch_size, 4))
+
+
+def main(out: str) -> None:
+    torch.manual_seed(0)
+    results = [smoke(name, 2, (5,)) for name in ("tiny", "small")]
+    torch.save(results, out)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
