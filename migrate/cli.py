@@ -582,8 +582,35 @@ def _main(version: bool = typer.Option(False, "--version", callback=_version, is
     """ts2export: migrate TorchScript to torch.export and ExecuTorch."""
 
 
-# The artifact wing registers its own commands; the CLI is the only place that knows both wings.
-register_artifact_commands(app)
+def _recorded_artifact_inputs(recording: Path, out: Path):
+    """For `migrate-artifact STORE --recording FILE`: a lookup from a store entry to an inputs file
+    (`<out>/<entry's folder>/recorded.inputs.pt`: a recorded sample, else the recorded example) made
+    from the calls the recorded program made on that artifact after loading it; None when it has none."""
+    from ts2export.artifact.errors import ArtifactError
+    from ts2export.record.recording import RecordingError, load_recording, write_verify_inputs
+
+    try:
+        rec = load_recording(recording)
+    except RecordingError as exc:
+        raise ArtifactError(str(exc)) from None
+
+    def lookup(entry) -> str | None:
+        found = rec.inputs_for_artifact(entry.path.resolve())
+        if found is None:
+            return None
+        target = out / entry.output / "recorded.inputs.pt"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            return str(write_verify_inputs(found, target, generated=True))
+        except RecordingError as exc:
+            raise ArtifactError(f"{entry.rel}: the recorded inputs cannot be used: {exc}") from None
+
+    return lookup
+
+
+# The artifact wing registers its own commands; the CLI is the only place that knows both wings
+# (and hands the artifact wing what it needs of a recording).
+register_artifact_commands(app, recorded_inputs=_recorded_artifact_inputs)
 register_record_command(app)
 
 

@@ -270,10 +270,10 @@ def lower_cmd(
 
 def migrate_artifact_cmd(
     ctx: typer.Context,
-    old: Path = typer.Argument(..., help="Saved TorchScript module (.pt)."),
+    old: str = typer.Argument(..., help="Saved TorchScript module (.pt), or a model store: a directory, a glob ('models/**/*.pt') or a manifest (*.txt, *.jsonl)."),
     input: Optional[list[str]] = InputOpt,
     inputs: Optional[Path] = InputsOpt,
-    out: Optional[Path] = typer.Option(None, "--out", help="Output directory (default ./<name>_export)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Output directory (default ./<name>_export; required for a store)."),
     method: Optional[list[str]] = typer.Option(None, "--method", "-m"),
     backend: str = typer.Option("xnnpack", "--backend"),
     device: str = DeviceOpt,
@@ -283,13 +283,37 @@ def migrate_artifact_cmd(
     reference: Optional[str] = typer.Option(None, "--reference"),
     rtol: Optional[float] = typer.Option(None, "--rtol"),
     atol: Optional[float] = typer.Option(None, "--atol"),
-    lower: bool = typer.Option(True, "--lower/--no-lower", help="Lower to .pte and verify it (needs executorch)."),
+    lower: bool = typer.Option(True, "--lower/--no-lower", help="Lower to .pte and verify it (needs executorch); on by default."),
     package: bool = typer.Option(False, "--package/--no-package", help="Also build an AOTInductor package for the verify device and verify it."),
     isolate: bool = IsolateOpt,
-    timeout: float = TimeoutOpt,
+    timeout: float = typer.Option(600.0, "--timeout", help="Seconds before an --isolate subprocess, or (store) one artifact's worker, is killed."),
+    jobs: int = typer.Option(1, "--jobs", "-j", help="Store: artifacts migrated at once (worker processes; with Ray, tasks in flight)."),
+    max_memory: Optional[str] = typer.Option(None, "--max-memory", help="Store: kill a worker whose resident memory passes this (e.g. 4G, 512M)."),
+    executor: str = typer.Option("local", "--executor", help="Store: local (worker processes) or ray (one Ray task per artifact)."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Store, --executor ray: the cluster (default $RAY_ADDRESS, else a local Ray)."),
+    shard: Optional[str] = typer.Option(None, "--shard", help="Store: only shard K of N (K/N, 1-based; by sha256 of the relative path); join with merge-reports."),
+    recording: Optional[Path] = typer.Option(None, "--recording", metavar="FILE", help="Store: inputs of artifacts a recorded program loaded (`ts2export record`)."),
+    retry_failed: bool = typer.Option(False, "--retry-failed", help="Store: migrate again artifacts the run state holds as not migrated."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Store: progress bar with ETA (terminal only)."),
     verbose: bool = VerboseOpt,
 ) -> None:
-    """convert -> verify -> [package -> verify] -> lower -> verify, writing report.md and report.json."""
+    """convert -> verify -> [package -> verify] -> [lower -> verify] (lower on by default), writing
+    report.md and report.json; for a store (directory, glob, manifest), every artifact in parallel,
+    resumable, with report.json and report.html."""
+    from ts2export.artifact.store import is_store_argument
+
+    if is_store_argument(old):
+        _guard(verbose, lambda: _migrate_store(
+            old, input or (), inputs, out, method or (), backend, device, to_device, samples, seed, reference, rtol, atol,
+            lower, package, timeout, jobs, max_memory, executor, ray_address, shard, recording, retry_failed, progress,
+        ))
+        return
+    store_only = {"--jobs": jobs != 1, "--max-memory": max_memory, "--executor": executor != "local", "--ray-address": ray_address,
+                  "--shard": shard, "--recording": recording, "--retry-failed": retry_failed}
+    given = [name for name, value in store_only.items() if value]
+    if given:
+        _err(f"{', '.join(given)}: for a model store (a directory, glob or manifest), not one file")
+        raise typer.Exit(EXIT_ERROR)
     if isolate:
         _isolated(ctx, timeout)
 
@@ -297,7 +321,7 @@ def migrate_artifact_cmd(
         from ts2export.artifact.pipeline import migrate_artifact
 
         rep = migrate_artifact(
-            str(old), str(out) if out else None, input or (), str(inputs) if inputs else None, method or (),
+            old, str(out) if out else None, input or (), str(inputs) if inputs else None, method or (),
             backend, device, samples, seed, reference, rtol, atol, lower, to_device, package,
         )
         for s in rep.steps:
@@ -310,13 +334,98 @@ def migrate_artifact_cmd(
     _guard(verbose, body)
 
 
-def register(app: typer.Typer) -> None:
-    """Add the artifact commands to `app`."""
+def _parse_memory(text: str | None) -> int | None:
+    from ts2export.artifact.errors import ArtifactError
+
+    if not text:
+        return None
+    units = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+    t = text.strip().upper().removesuffix("IB").removesuffix("B")
+    try:
+        return int(float(t[:-1]) * units[t[-1]]) if t and t[-1] in units else int(t)
+    except ValueError:
+        raise ArtifactError(f"--max-memory {text!r}: expected a size such as 4G or 512M") from None
+
+
+def _migrate_store(old, specs, inputs, out, methods, backend, device, to_device, samples, seed, reference, rtol, atol,
+                   lower, package, timeout, jobs, max_memory, executor, ray_address, shard, recording, retry_failed,
+                   progress) -> int:
+    from ts2export.artifact.errors import ArtifactError
+    from ts2export.artifact.store import discover, parse_shard, resolve_inputs
+    from ts2export.artifact.storerun import RunSettings, migrate_store
+
+    if out is None:
+        raise ArtifactError("a model store needs --out DIR (its outputs mirror the store's layout there)")
+    if executor not in ("local", "ray"):
+        raise ArtifactError(f"--executor must be local or ray, not {executor!r}")
+    if executor == "ray":
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            from ts2export.artifact.executors import RAY_MISSING
+
+            raise ArtifactError(RAY_MISSING) from None
+    if jobs < 1:
+        raise ArtifactError("--jobs must be at least 1")
+    if specs and inputs:
+        raise ArtifactError("give --input or --inputs, not both")
+    if inputs is not None and not inputs.is_file():
+        raise ArtifactError(f"--inputs {inputs}: no such file")
+    settings = RunSettings(jobs, timeout, _parse_memory(max_memory), executor, ray_address,
+                           shard=parse_shard(shard) if shard else None, retry_failed=retry_failed, progress=progress)
+    store = discover(old, exclude=out)
+    recorded = None
+    if recording is not None:
+        if _RECORDED_INPUTS is None:
+            raise ArtifactError("--recording needs the ts2export command (not python -m ts2export.artifact)")
+        recorded = _RECORDED_INPUTS(recording, out)
+    resolve_inputs(store, recorded, specs, str(inputs) if inputs else None)
+    options = {"method": list(methods), "backend": backend, "device": device, "to_device": to_device, "samples": samples,
+               "seed": seed, "reference": reference, "rtol": rtol, "atol": atol, "lower": lower, "package": package}
+    result = migrate_store(store, out, options, settings, typer.echo)
+    totals = ", ".join(f"{n} {s}" for s, n in result.report["totals"].items())
+    typer.echo(f"{result.selected} artifacts: {totals}" + (f"; {result.report['pending']} not run yet" if result.report["pending"] else ""))
+    typer.echo(f"report: {out / 'report.html'}")
+    if result.interrupted:
+        _err(f"interrupted: {result.report['pending']} artifact(s) left; run the same command again to migrate them")
+    return result.exit_code
+
+
+def merge_reports_cmd(
+    reports: list[Path] = typer.Argument(..., help="Output folders of migrate-artifact runs (e.g. one per --shard)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Folder for the merged report.json and report.html."),
+    verbose: bool = VerboseOpt,
+) -> None:
+    """Join the store reports of several migrate-artifact runs (shards) into one report."""
+
+    def body() -> int:
+        from ts2export.artifact.storereport import merge
+
+        merged = merge(reports, out)
+        totals = ", ".join(f"{n} {s}" for s, n in merged["totals"].items())
+        typer.echo(f"{len(merged['artifacts'])} artifacts from {len(reports)} report(s): {totals}")
+        typer.echo(f"report: {out / 'report.html'}")
+        return EXIT_OK if set(merged["totals"]) <= {"migrated"} and not merged["pending"] else EXIT_MISMATCH
+
+    _guard(verbose, body)
+
+
+# Set by register(): turns (--recording FILE, --out DIR) into a lookup entry -> inputs file or None.
+# The top CLI supplies it, since recordings belong to the record wing, which this wing never imports.
+_RECORDED_INPUTS: Callable[[Path, Path], Callable[..., Optional[str]]] | None = None
+
+
+def register(app: typer.Typer, recorded_inputs: Callable[[Path, Path], Callable[..., Optional[str]]] | None = None) -> None:
+    """Add the artifact commands to `app`; `recorded_inputs(recording, out)` makes the lookup that
+    `migrate-artifact STORE --recording FILE` uses (None: --recording is refused)."""
+    global _RECORDED_INPUTS
+    _RECORDED_INPUTS = recorded_inputs
     app.command("convert")(convert_cmd)
     app.command("verify")(verify_cmd)
     app.command("package")(package_cmd)
     app.command("lower")(lower_cmd)
     app.command("migrate-artifact")(migrate_artifact_cmd)
+    app.command("merge-reports")(merge_reports_cmd)
 
 
 def make_app() -> typer.Typer:
