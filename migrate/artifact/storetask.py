@@ -23,8 +23,8 @@ from typing import Any
 FAILURE_CLASSES = [
     ("load", r"cannot load TorchScript|not a TorchScript archive|not TorchScript"),
     ("device-missing", r"this machine does not have|is not present|no such device"),
-    ("data-dependent", r"[Dd]ata-dependent|GuardOnDataDependent"),
-    ("unsupported-construct", r"TorchScript node|a loop whose trip count|an Optional input|torch\.jit\.fork|"
+    ("data-dependent", r"[Dd]ata-dependent|GuardOnDataDependent|branches or loops on tensor values"),
+    ("unsupported-construct", r"node \w+::\w+ not supported|a loop whose trip count|an Optional input|torch\.jit\.fork|"
                               r"TorchScript class|a raise statement|optimize_for_inference"),
     ("bad-inputs", r"does not fit|got \d+ input|input\(s\)|holds a|expects? .*dtype|dtype .* expected|out of range"),
     ("missing-dependency", r"needs executorch|pip install|no C\+\+ compiler"),
