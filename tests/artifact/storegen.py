@@ -215,7 +215,10 @@ def generate(root: Path, size: int = 216, no_inputs: int = 6, corrupt: int = 4, 
         if i % manifest_every == 3:
             inputs = path.with_name(path.stem + ".batch.pt")  # not a sidecar name: only the manifest finds it
             torch.save(example, inputs)
-            manifest_lines.append(f"{rel} --inputs {inputs.relative_to(root).as_posix()}")
+            # two manifest entries are also lowered to .pte (the run itself is --no-lower)
+            lowered = sum(line.endswith("--lower") for line in manifest_lines)
+            lower = " --lower" if dtype == torch.float32 and family != "halving" and lowered < 2 else ""
+            manifest_lines.append(f"{rel} --inputs {inputs.relative_to(root).as_posix()}{lower}")
             planted.append(Planted(rel, _expected(family, mode), "manifest"))
             continue
         torch.save(example, path.with_name(path.stem + ".inputs.pt"))

@@ -1,0 +1,293 @@
+"""migrate-artifact on a model store: a generated store of 216 artifacts (tests/artifact/storegen.py)
+migrated in parallel, interrupted and resumed, sharded and merged, on Ray; usage errors.
+
+One store and one reference run are shared by the file (session fixtures); the other runs are
+compared with the reference's report, timings left out."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from .storegen import expected_totals, generate
+
+TS2EXPORT = [sys.executable, "-m", "ts2export"]
+# The store runs: no lowering (two manifest entries ask for it), one generated input set.
+RUN = ["--no-lower", "--samples", "1", "--no-progress"]
+
+
+def ts2export(*args, timeout: float = 600, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([*TS2EXPORT, *map(str, args)], capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **(env or {})})
+
+
+def comparable(report: dict) -> dict:
+    """The report without what differs between runs of the same store: timings, shard, pending."""
+    arts = [{k: v for k, v in a.items() if k != "timings"} for a in report["artifacts"]]
+    return {"store": report["store"], "options_hash": report["options_hash"], "totals": report["totals"],
+            "failure_classes": report["failure_classes"], "artifacts": arts}
+
+
+def state_lines(out: Path) -> int:
+    state = out / ".ts2export-state.jsonl"
+    return len(state.read_text().splitlines()) if state.is_file() else 0
+
+
+@pytest.fixture(scope="session")
+def store(tmp_path_factory):
+    root = tmp_path_factory.mktemp("store") / "models"
+    planted = generate(root, 216)
+    return root, planted
+
+
+@pytest.fixture(scope="session")
+def reference(store, tmp_path_factory):
+    root, _ = store
+    out = tmp_path_factory.mktemp("reference") / "out"
+    t0 = time.perf_counter()
+    proc = ts2export("migrate-artifact", root / "manifest.txt", "--out", out, "--jobs", "2", *RUN)
+    seconds = time.perf_counter() - t0
+    return out, json.loads((out / "report.json").read_text()), proc, seconds
+
+
+@pytest.mark.slow
+def test_the_report_counts_what_the_generator_planted(store, reference):
+    root, planted = store
+    out, report, proc, seconds = reference
+    assert proc.returncode == 1, proc.stderr  # failures were planted
+    assert proc.stderr == ""
+    assert report["totals"] == expected_totals(planted) == {"migrated": 194, "failed": 12, "no-inputs": 6, "corrupt": 4}
+    by_path = {a["path"]: a for a in report["artifacts"]}
+    assert [a["path"] for a in report["artifacts"]] == sorted(by_path) == [p.rel for p in planted]
+    for p in planted:
+        assert by_path[p.rel]["status"] == p.status, by_path[p.rel]
+        assert by_path[p.rel]["inputs"] == p.inputs
+    # the scripted data-dependent loop cannot be converted; the scripted `if` can (torch.cond)
+    assert report["failure_classes"]["convert:data-dependent"] == 12
+    assert all(a["path"].startswith("halving/") for a in report["artifacts"] if a["status"] == "failed")
+    assert all(by_path[p.rel]["status"] == "migrated" for p in planted if p.rel.startswith("branchy/") and p.status != "corrupt"
+               and p.inputs)
+    assert {a["failure_class"] for a in report["artifacts"] if a["status"] == "corrupt"} == {"not-a-zip", "damaged"}
+    import hashlib
+
+    for a in report["artifacts"]:
+        assert a["sha256"] == hashlib.sha256((root / a["path"]).read_bytes()).hexdigest()
+        if a["status"] == "migrated":
+            folder = out / a["output"]
+            stem = Path(a["path"]).stem
+            assert a["sizes"]["pt2"] == (folder / f"{stem}.pt2").stat().st_size
+            assert a["sizes"]["old"] == (root / a["path"]).stat().st_size
+            assert a["max_abs_error"] is not None and a["timings"]["total"] > 0
+            assert (folder / "report.md").is_file()
+    # two manifest entries asked for a .pte, the others did not
+    lowered = [a for a in report["artifacts"] if a["sizes"].get("pte")]
+    assert len(lowered) == 2 and all(a["inputs"] == "manifest" for a in lowered)
+    html = (out / "report.html").read_text()
+    assert "convert:data-dependent" in html and "Slowest" in html and "Largest" in html
+    assert 'href="conv/script/float32_w6_024/report.md"' in html
+    # originals untouched: nothing was written into the store
+    assert not list(root.rglob("*.pt2")) and not list(root.rglob("report.*"))
+    print(f"reference run: 216 artifacts, --jobs 2, {seconds:.1f} s")
+
+
+@pytest.mark.slow
+def test_a_second_run_of_an_unchanged_store_does_nothing(store, reference):
+    root, _ = store
+    out, report, _, _ = reference
+    proc = ts2export("migrate-artifact", root / "manifest.txt", "--out", out, "--jobs", "2", *RUN)
+    assert proc.returncode == 1
+    assert "216 artifacts: 206 already done, 6 without inputs, 4 corrupt, 0 to migrate" in proc.stdout
+    assert json.loads((out / "report.json").read_text()) == report
+    assert state_lines(out) == 206
+
+
+@pytest.mark.slow
+def test_an_interrupted_run_does_only_what_is_left(store, reference, tmp_path):
+    root, _ = store
+    out = tmp_path / "out"
+    proc = subprocess.Popen([*TS2EXPORT, "migrate-artifact", str(root / "manifest.txt"), "--out", str(out), "--jobs", "2", *RUN],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while state_lines(out) < 60 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)  # Ctrl-C
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "interrupted:" in stderr and "Traceback" not in stderr
+    done = state_lines(out)
+    assert 60 <= done < 206
+    partial = json.loads((out / "report.json").read_text())
+    assert partial["pending"] == 206 - done
+    again = ts2export("migrate-artifact", root / "manifest.txt", "--out", out, "--jobs", "2", *RUN)
+    assert f"216 artifacts: {done} already done, 6 without inputs, 4 corrupt, {206 - done} to migrate" in again.stdout
+    assert state_lines(out) == 206  # each artifact migrated once
+    assert comparable(json.loads((out / "report.json").read_text())) == comparable(reference[1])
+
+
+@pytest.mark.slow
+def test_four_shards_merged_equal_the_whole_run(store, reference, tmp_path):
+    root, _ = store
+    outs = [tmp_path / f"shard{k}" for k in range(1, 5)]
+    seen = []
+    for k, out in enumerate(outs, 1):
+        proc = ts2export("migrate-artifact", root / "manifest.txt", "--out", out, "--jobs", "2", "--shard", f"{k}/4", *RUN)
+        assert proc.returncode in (0, 1), proc.stderr
+        shard = json.loads((out / "report.json").read_text())
+        assert shard["shard"] == f"{k}/4"
+        seen.append({a["path"] for a in shard["artifacts"]})
+    assert sum(map(len, seen)) == 216 and set().union(*seen) == {a["path"] for a in reference[1]["artifacts"]}
+    assert all(20 < len(s) < 90 for s in seen)  # a spread, not one shard holding everything
+    merged = ts2export("merge-reports", *outs, "-o", tmp_path / "merged")
+    assert merged.returncode == 1 and "216 artifacts from 4 report(s)" in merged.stdout
+    report = json.loads((tmp_path / "merged" / "report.json").read_text())
+    assert comparable(report) == comparable(reference[1])
+    html = (tmp_path / "merged" / "report.html").read_text()
+    first = next(a for a in report["artifacts"] if a["status"] == "migrated")
+    owner = next(k for k, s in enumerate(seen, 1) if first["path"] in s)
+    assert f'href="../shard{owner}/{first["output"]}/report.md"' in html
+
+
+@pytest.mark.slow
+def test_the_ray_executor_gives_the_same_report(store, reference, tmp_path):
+    pytest.importorskip("ray")
+    root, _ = store
+    out = tmp_path / "out"
+    env = {"RAY_ADDRESS": ""}  # a local Ray instance, two CPUs (--jobs 2)
+    proc = ts2export("migrate-artifact", root / "manifest.txt", "--out", out, "--executor", "ray", "--jobs", "2", *RUN, env=env)
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert comparable(json.loads((out / "report.json").read_text())) == comparable(reference[1])
+    assert state_lines(out) == 206
+
+
+# ---- a worker that hangs, dies or grows -----------------------------------------------------------------
+
+
+def _small_store(root: Path) -> Path:
+    """a.pt and z.pt (tiny MLPs) around slow.pt, whose 20,000-step scripted loop takes minutes."""
+    import warnings
+
+    import torch
+
+    from .storegen import MLP
+
+    class Slow(torch.nn.Module):
+        def forward(self, x):
+            for _ in range(20000):
+                x = x * 1.0001 + 0.0001
+            return x
+
+    root.mkdir(parents=True)
+    x = torch.randn(4, 8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in ("a", "z"):
+            torch.jit.trace(MLP(6).eval(), x).save(str(root / f"{name}.pt"))
+        torch.jit.script(Slow()).save(str(root / "slow.pt"))
+    for name in ("a", "slow", "z"):
+        torch.save((x,), root / f"{name}.inputs.pt")
+    return root
+
+
+@pytest.mark.slow
+def test_a_timeout_is_a_status_and_the_run_goes_on(tmp_path):
+    root = _small_store(tmp_path / "store")
+    proc = ts2export("migrate-artifact", root, "--out", tmp_path / "out", "--timeout", "4", *RUN)
+    assert proc.returncode == 1, proc.stderr
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert [(a["path"], a["status"]) for a in report["artifacts"]] == [("a.pt", "migrated"), ("slow.pt", "timeout"), ("z.pt", "migrated")]
+    assert report["artifacts"][1]["error"] == "still running after 4 s; the worker was killed"
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the worker through /proc")
+def test_a_killed_worker_is_a_crash_and_the_run_goes_on(tmp_path):
+    root = _small_store(tmp_path / "store")
+    out = tmp_path / "out"
+    proc = subprocess.Popen([*TS2EXPORT, "migrate-artifact", str(root), "--out", str(out), *RUN],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while state_lines(out) < 1 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(1.0)  # the worker is in slow.pt now
+    workers = _children(proc.pid)
+    assert len(workers) == 1
+    os.kill(workers[0], signal.SIGKILL)
+    proc.communicate(timeout=120)
+    assert proc.returncode == 1
+    report = json.loads((out / "report.json").read_text())
+    assert [(a["path"], a["status"]) for a in report["artifacts"]] == [("a.pt", "migrated"), ("slow.pt", "crashed"), ("z.pt", "migrated")]
+    assert report["artifacts"][1]["error"] == "the worker died (signal 9)"
+
+
+@pytest.mark.slow
+def test_a_worker_over_max_memory_is_killed_and_reported(tmp_path):
+    root = _small_store(tmp_path / "store")
+    (root / "slow.pt").unlink()
+    # a worker holds torch (hundreds of MiB resident): a 64 MiB bound is passed by every artifact
+    proc = ts2export("migrate-artifact", root, "--out", tmp_path / "out", "--max-memory", "64M", *RUN)
+    assert proc.returncode == 1
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert {a["status"] for a in report["artifacts"]} == {"crashed"}
+    assert {a["failure_class"] for a in report["artifacts"]} == {"memory"}
+    assert "passed --max-memory 64 MiB" in report["artifacts"][0]["error"]
+
+
+# ---- errors a user can cause: one line, exit 2 ---------------------------------------------------------------
+
+
+def _one_error_line(proc: subprocess.CompletedProcess, start: str) -> None:
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.startswith(f"error: {start}"), proc.stderr
+    assert len(proc.stderr.splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+def test_store_usage_errors_are_one_line(tmp_path):
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "m.txt").write_text("a.pt --inputs\n")
+    (tmp_path / "a.pt").write_bytes(b"x")
+    (tmp_path / "n.txt").write_text("# two lines\na.pt --frobnicate 3\n")
+    (tmp_path / "j.jsonl").write_text('{"path": "a.pt", "input": 3}\n')
+    (tmp_path / "missing.txt").write_text("b.pt\n")
+    out = tmp_path / "out"
+    _one_error_line(ts2export("migrate-artifact", tmp_path / "empty", "--out", out), "no *.pt or *.ptl file under")
+    _one_error_line(ts2export("migrate-artifact", f"{tmp_path}/nothing/**/*.pt", "--out", out), "the glob")
+    _one_error_line(ts2export("migrate-artifact", tmp_path / "m.txt", "--out", out), f"{tmp_path / 'm.txt'}:1: --inputs needs a value")
+    _one_error_line(ts2export("migrate-artifact", tmp_path / "n.txt", "--out", out), f"{tmp_path / 'n.txt'}:2: unknown option '--frobnicate'")
+    _one_error_line(ts2export("migrate-artifact", tmp_path / "j.jsonl", "--out", out), f"{tmp_path / 'j.jsonl'}:1: \"input\" is a string")
+    _one_error_line(ts2export("migrate-artifact", tmp_path / "missing.txt", "--out", out), f"{tmp_path / 'missing.txt'}:1: {tmp_path / 'b.pt'}: no such file")
+    _one_error_line(ts2export("migrate-artifact", tmp_path / "empty"), "a model store needs --out DIR")
+    _one_error_line(ts2export("migrate-artifact", tmp_path, "--out", out, "--shard", "5/4"), "--shard '5/4': K must be between 1 and N")
+    _one_error_line(ts2export("migrate-artifact", tmp_path / "a.pt", "--jobs", "4"), "--jobs: for a model store")
+    _one_error_line(ts2export("merge-reports", tmp_path / "empty", "-o", out), f"{tmp_path / 'empty' / 'report.json'}: no such report")
+    assert not out.exists()
+
+
+def test_executor_ray_without_ray_says_how_to_install_it(tmp_path):
+    blocker = tmp_path / "noray"
+    blocker.mkdir()
+    (blocker / "ray.py").write_text("raise ImportError('no ray here')\n")
+    (tmp_path / "store").mkdir()
+    (tmp_path / "store" / "a.pt").write_bytes(b"x")
+    env = {"PYTHONPATH": os.pathsep.join([str(blocker), os.environ.get("PYTHONPATH", "")])}
+    proc = ts2export("migrate-artifact", tmp_path / "store", "--out", tmp_path / "out", "--executor", "ray", env=env)
+    assert proc.returncode == 2
+    assert proc.stderr == "error: --executor ray needs ray: pip install 'ts2export[ray]'\n"
