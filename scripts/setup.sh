@@ -17,5 +17,6 @@ pip_install() {  # pip, minus the mirror's "Location ... is ignored" noise; fail
   return $rc
 }
 pip_install torch
-pip_install -e ".[dev,edge]"
+# ray: migrate-artifact --executor ray, tested on a local Ray instance (tests/artifact/test_store.py)
+pip_install -e ".[dev,edge,ray]"
 echo "ts2export is set up in $VENV ($("$VENV/bin/ts2export" --version))" >&2

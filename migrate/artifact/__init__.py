@@ -2,9 +2,11 @@
 AOTInductor packages, ``.pte``), ``devices`` (the devices an artifact names), ``specs`` and
 ``inputs`` (``--input`` specs and ``--inputs`` files), ``convert`` (``.pt`` to ``.pt2``),
 ``verify`` and ``compare`` (old against new), ``serving`` (``--benchmark``, ``--graph``),
-``package`` (AOTInductor), ``lower`` (ExecuTorch), ``pipeline`` (``migrate-artifact``), and
-``cli`` (those commands, registered by the top CLI).
+``package`` (AOTInductor), ``lower`` (ExecuTorch), ``pipeline`` (``migrate-artifact``), the
+model-store mode of ``migrate-artifact`` (``store``, ``state``, ``storetask``, ``executors``,
+``worker``, ``storerun``, ``storereport``), and ``cli`` (those commands, registered by the top CLI).
 
 Imports: torch, executorch and this package only; never the source wing (engine, program model,
-rules, CI side, record) nor the top CLI.
+rules, CI side, record: a recording reaches ``cli`` as a lookup the top CLI hands over) nor the
+top CLI. ``ray`` is imported only for ``--executor ray``.
 """

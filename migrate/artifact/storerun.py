@@ -86,6 +86,7 @@ def migrate_store(store: Store, out: Path, options: dict[str, Any], settings: Ru
     records: dict[str, dict[str, Any]] = {}
     todo: list[tuple[str, dict[str, Any]]] = []
     by_key: dict[str, Entry] = {}
+    reused_records: list[dict[str, Any]] = []
     for e in entries:
         e.sha256 = file_sha256(e.path)
         bad = corruption(e.path)
@@ -104,16 +105,18 @@ def migrate_store(store: Store, out: Path, options: dict[str, Any], settings: Ru
         done = state.get(key)
         if done is not None and not (settings.retry_failed and done["status"] != "migrated"):
             records[e.rel] = done
+            reused_records.append(done)
             continue
         by_key[key] = e
         task_opts = {k: v for k, v in opts.items() if k not in ("input_specs", "inputs_sha256")}
         todo.append((key, {"path": str(e.path), "out_dir": str(out / e.output), "specs": e.specs,
                            "inputs_file": e.inputs_file, "options": task_opts}))
     reused = len(entries) - len(todo)
-    count = {s: sum(1 for r in records.values() if r["status"] == s) for s in ("no-inputs", "corrupt")}
+    noin = sum(1 for r in records.values() if r["status"] == "no-inputs")
+    unreadable = sum(1 for r in records.values() if r["status"] == "corrupt") - sum(1 for r in reused_records if r["status"] == "corrupt")
     where = f" (shard {shard} of {len(store.entries)})" if shard else ""
-    echo(f"{len(entries)} artifacts{where}: {reused - count['no-inputs'] - count['corrupt']} already done, "
-         f"{count['no-inputs']} without inputs, {count['corrupt']} corrupt, {len(todo)} to migrate")
+    echo(f"{len(entries)} artifacts{where}: {reused - noin - unreadable} already done, {noin} without inputs, "
+         f"{unreadable} unreadable, {len(todo)} to migrate")
 
     def on_done(key: str, record: dict[str, Any]) -> None:
         e = by_key[key]

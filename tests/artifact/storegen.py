@@ -143,6 +143,15 @@ class Halving(nn.Module):
         return y
 
 
+class Slow(nn.Module):
+    """A 20,000-step scripted loop: converting it takes minutes (for timeouts and killed workers)."""
+
+    def forward(self, x):
+        for _ in range(20000):
+            x = x * 1.0001 + 0.0001
+        return x
+
+
 def _float(*shape: int) -> Callable[[torch.dtype], tuple]:
     return lambda dt: (torch.randn(*shape, dtype=dt),)
 
@@ -196,15 +205,19 @@ def _expected(family: str, mode: str) -> str:
 
 
 def generate(root: Path, size: int = 216, no_inputs: int = 6, corrupt: int = 4, manifest_every: int = 7) -> list[Planted]:
-    """`size` artifacts (families x modes x dtypes x widths, cycled in that order and cut at
-    `size`), of which `no_inputs` have no inputs and `corrupt` are damaged; every
+    """`size` artifacts (families x modes x dtypes x widths: 216 combinations, spread over them
+    when fewer, cycled when more), of which `no_inputs` have no inputs and `corrupt` are damaged; every
     `manifest_every`-th one has its inputs in `root/manifest.txt` rather than a sidecar. Other
     artifacts get a sidecar `NAME.inputs.pt`. Returns the expected status of each, sorted by path."""
     rng = random.Random(0)
     combos = list(itertools.product(FAMILIES, MODES, DTYPES, WIDTHS))
     planted: list[Planted] = []
     manifest_lines = ["# made by tests/artifact/storegen.py"]
-    for i, (family, mode, dtype, width) in enumerate(itertools.islice(itertools.cycle(combos), size)):
+    if size <= len(combos):  # spread over the families
+        picked = [combos[i * len(combos) // size] for i in range(size)]
+    else:
+        picked = list(itertools.islice(itertools.cycle(combos), size))
+    for i, (family, mode, dtype, width) in enumerate(picked):
         rel = f"{family}/{mode}/{str(dtype).removeprefix('torch.')}_w{width}_{i:03d}.pt"
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -213,7 +226,7 @@ def generate(root: Path, size: int = 216, no_inputs: int = 6, corrupt: int = 4, 
             planted.append(Planted(rel, "no-inputs", None))
             continue
         if i % manifest_every == 3:
-            inputs = path.with_name(path.stem + ".batch.pt")  # not a sidecar name: only the manifest finds it
+            inputs = path.with_name(path.stem + ".batch.pth")  # neither a sidecar nor an artifact: only the manifest finds it
             torch.save(example, inputs)
             # two manifest entries are also lowered to .pte (the run itself is --no-lower)
             lowered = sum(line.endswith("--lower") for line in manifest_lines)
