@@ -297,9 +297,10 @@ def migrate_artifact_cmd(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Store: progress bar with ETA (terminal only)."),
     verbose: bool = VerboseOpt,
 ) -> None:
-    """convert -> verify -> [package -> verify] -> [lower -> verify] (lower on by default), writing
-    report.md and report.json; for a store (directory, glob, manifest), every artifact in parallel,
-    resumable, with report.json and report.html."""
+    """Migrate one TorchScript file, or every artifact of a model store (a directory, glob or manifest):
+    convert -> verify, with --package an AOTInductor package -> verify, then lower to .pte -> verify (on
+    by default; --no-lower skips it); report.md and report.json per artifact, and for a store, run in
+    parallel and resumable, report.json and report.html over all."""
     from ts2export.artifact.store import is_store_argument
 
     if is_store_argument(old):

@@ -54,11 +54,11 @@ def _rss(pid: int) -> int | None:
 class _Worker:
     """One worker process and the lines it sends back."""
 
-    def __init__(self, log: Path) -> None:
+    def __init__(self, log: Path, env: dict[str, str]) -> None:
         self.log = open(log, "ab")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "ts2export.artifact.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=self.log, start_new_session=True,
+            stderr=self.log, start_new_session=True, env=env,
         )
         self.buffer = b""
 
@@ -113,10 +113,13 @@ class LocalExecutor:
         self.stop = threading.Event()
         self.workers: set[_Worker] = set()
         self.lock = threading.Lock()
+        # the cores shared among the workers (as Ray does for its tasks), unless the user chose
+        threads = str(max(1, (os.cpu_count() or 1) // self.jobs))
+        self.env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", threads)}
 
     def _start(self, slot: int) -> _Worker:
         self.logs.mkdir(parents=True, exist_ok=True)
-        w = _Worker(self.logs / f"worker-{slot}.log")
+        w = _Worker(self.logs / f"worker-{slot}.log", self.env)
         with self.lock:
             self.workers.add(w)
         deadline = time.monotonic() + self.STARTUP_SECONDS

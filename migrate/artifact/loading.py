@@ -10,6 +10,7 @@ import importlib
 import importlib.util
 import json
 import os
+import re
 import sys
 import zipfile
 from pathlib import Path
@@ -127,9 +128,36 @@ def detach_state(ep: Any) -> Any:
     return ep
 
 
+_EVAL_KEY = re.compile(r"<eval_with_key>\.\d+")
+
+
+def _drop_tracer_state(ep: Any) -> None:
+    """Remove what records the converting process's history rather than the program, so that one
+    artifact converted in a fresh or a busy process gives the same .pt2 (same size, same program
+    text): the `_torchdynamo_disable*` entries torch's tracer leaves in nodes' `custom` metadata
+    (`trace` the first time, `dispatch_trace` later) and the counter of generated-code file names in
+    stack traces (`<eval_with_key>.154`). Neither plays a part in running the program."""
+    for gm in ep.graph_module.modules():
+        if not isinstance(gm, torch.fx.GraphModule):
+            continue
+        for node in gm.graph.nodes:
+            trace = node.meta.get("stack_trace")
+            if isinstance(trace, str) and "<eval_with_key>." in trace:
+                node.meta["stack_trace"] = _EVAL_KEY.sub("<eval_with_key>", trace)
+            custom = node.meta.get("custom")
+            if isinstance(custom, dict) and any(k.startswith("_torchdynamo_disable") for k in custom):
+                kept = {k: v for k, v in custom.items() if not k.startswith("_torchdynamo_disable")}
+                if kept:
+                    node.meta["custom"] = kept
+                else:
+                    del node.meta["custom"]
+
+
 def save_pt2(path: str | os.PathLike[str], programs: dict[str, Any], meta: dict[str, Any]) -> None:
     from torch.export.pt2_archive._package import package_pt2
 
+    for ep in programs.values():
+        _drop_tracer_state(ep)
     # torch.export.load() reads the program called "model": store forward under that name.
     programs = {("model" if name == "forward" else name): ep for name, ep in programs.items()}
     with atomic_path(path) as tmp:

@@ -301,3 +301,78 @@ def test_executor_ray_without_ray_says_how_to_install_it(tmp_path):
     proc = ts2export("migrate-artifact", tmp_path / "store", "--out", tmp_path / "out", "--executor", "ray", env=env)
     assert proc.returncode == 2
     assert proc.stderr == "error: --executor ray needs ray: pip install 'ts2export[ray]'\n"
+
+
+# ---- where inputs come from ----------------------------------------------------------------------------------
+
+
+def test_inputs_come_from_the_manifest_then_a_sidecar_then_the_recording_then_the_command_line(tmp_path):
+    from ts2export.artifact.store import discover, resolve_inputs
+
+    for name in ("m1", "m2", "m3", "m4"):
+        (tmp_path / f"{name}.pt").write_bytes(b"not loaded here")
+    for name in ("m1", "m2"):
+        (tmp_path / f"{name}.inputs.pt").write_bytes(b"")
+    (tmp_path / "rec.pt").write_bytes(b"")
+    (tmp_path / "models.txt").write_text("m1.pt --input 'float32[2,8]' --no-lower\nm2.pt\n"
+                                         '{"path": "m3.pt", "method": "encode"}\nm4.pt\n')
+    store = discover(str(tmp_path / "models.txt"))
+    asked = []
+
+    def recorded(entry):
+        asked.append(entry.rel)
+        return str(tmp_path / "rec.pt") if entry.rel != "m4.pt" else None
+
+    resolve_inputs(store, recorded, ["int64[3]"], None)
+    got = {e.rel: (e.inputs_source, e.specs, Path(e.inputs_file).name if e.inputs_file else None, e.options) for e in store.entries}
+    assert got == {
+        "m1.pt": ("manifest", ["float32[2,8]"], None, {"lower": False}),
+        "m2.pt": ("sidecar", [], "m2.inputs.pt", {}),
+        "m3.pt": ("recording", [], "rec.pt", {"method": ["encode"]}),
+        "m4.pt": ("command line", ["int64[3]"], None, {}),
+    }
+    assert asked == ["m3.pt", "m4.pt"]  # the recording is asked only where nothing closer gave inputs
+
+
+def test_directory_and_glob_stores_mirror_their_layout_and_skip_sidecars_and_the_output(tmp_path):
+    from ts2export.artifact.store import discover, in_shard
+
+    for rel in ("a/x.pt", "a/x.inputs.pt", "b/c/y.ptl", "b/z.pth", "out/a/x.pt"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(b"")
+    store = discover(str(tmp_path), exclude=tmp_path / "out")
+    assert [(e.rel, e.output) for e in store.entries] == [("a/x.pt", "a/x"), ("b/c/y.ptl", "b/c/y")]
+    glob = discover(f"{tmp_path}/a/*.pt")
+    assert [e.rel for e in glob.entries] == ["x.pt"] and glob.root == tmp_path / "a"
+    rels = [f"m{i}/model.pt" for i in range(400)]
+    shards = [[r for r in rels if in_shard(r, (k, 4))] for k in range(1, 5)]
+    assert sorted(sum(shards, [])) == sorted(rels) and all(60 < len(s) < 140 for s in shards)
+
+
+@pytest.mark.slow
+def test_a_recording_gives_the_inputs_of_artifacts_a_program_loaded(tmp_path):
+    import warnings
+
+    import torch
+
+    from .storegen import MLP
+
+    store = tmp_path / "models"
+    store.mkdir()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in ("loaded", "unused"):
+            torch.jit.script(MLP(6).eval()).save(str(store / f"{name}.pt"))
+    program = tmp_path / "serve.py"
+    program.write_text("import torch\nm = torch.jit.load('models/loaded.pt')\nfor b in (2, 5):\n    m(torch.randn(b, 8))\n")
+    rec = subprocess.run([*TS2EXPORT, "record", "--", sys.executable, str(program)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert rec.returncode == 0, rec.stderr
+    out = tmp_path / "out"
+    proc = ts2export("migrate-artifact", store, "--out", out, "--recording", tmp_path / "ts2export-recording.json", *RUN)
+    assert proc.returncode == 1, proc.stderr  # one artifact has no inputs
+    report = json.loads((out / "report.json").read_text())
+    assert [(a["path"], a["status"], a["inputs"]) for a in report["artifacts"]] == [
+        ("loaded.pt", "migrated", "recording"), ("unused.pt", "no-inputs", None)]
+    assert (out / "loaded" / "recorded.inputs.pt").is_file()
+    bad = ts2export("migrate-artifact", store, "--out", out, "--recording", tmp_path / "serve.py")
+    _one_error_line(bad, f"{tmp_path / 'serve.py'}: not a readable recording")
