@@ -72,7 +72,7 @@ def is_store_argument(arg: str) -> bool:
     """A directory, a glob, or a manifest file (*.txt, *.jsonl): the model-store mode. Anything
     else is a single artifact, as before."""
     p = Path(arg)
-    if p.is_dir():
+    if p.is_dir() or arg.endswith(("/", os.sep)):
         return True
     if not p.exists() and _GLOB_CHARS & set(arg):
         return True
@@ -93,6 +93,8 @@ def discover(arg: str, exclude: Path | None = None) -> Store:
         root = _glob_root(arg)
         files = [Path(f) for f in glob.glob(arg, recursive=True) if Path(f).is_file()]
         store = Store(root, "glob", arg, _entries(root, files, exclude))
+    elif not p.exists():
+        raise ArtifactError(f"{arg}: no such directory")
     else:
         raise ArtifactError(f"{arg}: not a directory, glob or manifest")
     if not store.entries:

@@ -132,7 +132,7 @@ def migrate_store(store: Store, out: Path, options: dict[str, Any], settings: Ru
     advance = None
     if todo:
         executor = _executor(settings, out, options.get("device", "auto"))
-        with _progress(settings.progress, len(todo)) as advance:
+        with _Progress(settings.progress, len(todo)) as advance:
             try:
                 executor.run(todo, on_done)
             except KeyboardInterrupt:
@@ -143,7 +143,7 @@ def migrate_store(store: Store, out: Path, options: dict[str, Any], settings: Ru
     return StoreResult(report, len(entries), reused, len(todo) - pending, interrupted)
 
 
-class _progress:
+class _Progress:
     """A rich progress bar with ETA on stderr when it is a terminal; else nothing."""
 
     def __init__(self, show: bool, total: int) -> None:
