@@ -11,11 +11,11 @@ from ts2export.artifact.cli import register
 from .conftest import ROOT
 
 
-def test_register_adds_the_five_commands():
+def test_register_adds_the_six_commands():
     app = typer.Typer()
     register(app)
     names = {c.name for c in app.registered_commands}
-    assert names == {"convert", "verify", "package", "lower", "migrate-artifact"}
+    assert names == {"convert", "verify", "package", "lower", "migrate-artifact", "merge-reports"}
 
 
 @pytest.mark.slow

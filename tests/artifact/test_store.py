@@ -208,11 +208,11 @@ def _small_store(root: Path) -> Path:
 @pytest.mark.slow
 def test_a_timeout_is_a_status_and_the_run_goes_on(tmp_path):
     root = _small_store(tmp_path / "store")
-    proc = ts2export("migrate-artifact", root, "--out", tmp_path / "out", "--timeout", "4", *RUN)
+    proc = ts2export("migrate-artifact", root, "--out", tmp_path / "out", "--timeout", "10", *RUN)
     assert proc.returncode == 1, proc.stderr
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert [(a["path"], a["status"]) for a in report["artifacts"]] == [("a.pt", "migrated"), ("slow.pt", "timeout"), ("z.pt", "migrated")]
-    assert report["artifacts"][1]["error"] == "still running after 4 s; the worker was killed"
+    assert report["artifacts"][1]["error"] == "still running after 10 s; the worker was killed"
 
 
 def _children(pid: int) -> list[int]:
