@@ -377,3 +377,23 @@ def test_a_recording_gives_the_inputs_of_artifacts_a_program_loaded(tmp_path):
     assert (out / "loaded" / "recorded.inputs.pt").is_file()
     bad = ts2export("migrate-artifact", store, "--out", out, "--recording", tmp_path / "serve.py")
     _one_error_line(bad, f"{tmp_path / 'serve.py'}: not a readable recording")
+
+
+def test_ray_asks_a_gpu_only_for_artifacts_that_need_one(tmp_path):
+    import warnings
+
+    import torch
+
+    from ts2export.artifact.executors import needs_accelerator
+
+    from .storegen import MLP
+
+    path = tmp_path / "cpu.pt"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.jit.trace(MLP(6).eval(), torch.randn(2, 8)).save(str(path))
+    assert needs_accelerator(str(path), "auto") is False  # weights on cpu, no device pinned in the graph
+    assert needs_accelerator(str(path), "cpu") is False
+    assert needs_accelerator(str(path), "cuda:0") is True  # --device names an accelerator
+    (tmp_path / "bad.pt").write_bytes(b"x")
+    assert needs_accelerator(str(tmp_path / "bad.pt"), "auto") is False  # its task reports the load error
