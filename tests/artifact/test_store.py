@@ -397,3 +397,40 @@ def test_ray_asks_a_gpu_only_for_artifacts_that_need_one(tmp_path):
     assert needs_accelerator(str(path), "cuda:0") is True  # --device names an accelerator
     (tmp_path / "bad.pt").write_bytes(b"x")
     assert needs_accelerator(str(tmp_path / "bad.pt"), "auto") is False  # its task reports the load error
+
+
+@pytest.mark.slow
+def test_the_html_report_renders_in_headless_chromium(reference, tmp_path):
+    from tests.test_report import CHROMIUM_FLAGS, find_chromium
+
+    chromium = find_chromium()
+    if chromium is None:  # .ci/run installs Debian's chromium; only a machine without it skips
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    out, report, _, _ = reference
+    page = out / "report.html"
+
+    def chrome(*args: str) -> subprocess.CompletedProcess:
+        profile = tmp_path / f"profile-{len(list(tmp_path.glob('profile-*')))}"
+        return subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args, page.as_uri()],
+                              capture_output=True, text=True, timeout=120)
+
+    # The DOM the browser built: the totals by status and failure class, and one row per artifact
+    # whose link opens that artifact's own report.
+    dom = chrome("--dump-dom")
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    import re
+
+    for status, n in report["totals"].items():
+        assert re.search(rf"<td[^>]*>{re.escape(status)}</td><td[^>]*>{n}</td>", dom.stdout), (status, n)
+    links = re.findall(r'<a href="([^"]+/report\.md)"', dom.stdout)
+    migrated = [a for a in report["artifacts"] if a["status"] == "migrated"]
+    assert len(set(links)) >= len(migrated) and all((out / link).is_file() for link in links)
+    # and it is drawn: a screenshot of the page is not blank
+    shot = tmp_path / "store-report.png"
+    run = chrome("--window-size=1200,1600", f"--screenshot={shot}")
+    assert run.returncode == 0 and shot.is_file(), run.stderr[-2000:]
+    from PIL import Image
+
+    with Image.open(shot) as image:
+        colours = image.convert("RGB").getcolors(maxcolors=1 << 20)
+    assert len(colours) > 20  # text and table rules: a rendered page, not an empty one
