@@ -40,8 +40,8 @@ class ProgramView:
     #: ``{"encode": {"example": ..., "sizes": ..., "where": ...}}``. Keyed by :func:`object_key`.
     method_inputs: Mapping[str, Mapping[str, dict]] = field(default_factory=dict)
     #: The ``torch.jit.script`` calls of the file whose value the program only uses where it made
-    #: it: their unit is the call alone (nothing saves, loads, freezes or links its value), keyed
-    #: by :func:`object_key` of the call.
+    #: it: their unit holds script calls only (nothing saves, loads, freezes or traces its value),
+    #: keyed by :func:`object_key` of the call.
     alone: frozenset[str] = frozenset()
 
     def kind_of(self, name: str | None) -> str | None:

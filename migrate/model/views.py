@@ -49,7 +49,7 @@ def views(files: Files, names: Names, classes: Classes, sites: Sites, kinds: Kin
                 evidence = feeding.reader_evidence(site)
                 if evidence is not None:
                     inputs[object_key(site.scope, f.segment(site.node))] = evidence
-            if site.kind == ENTRY_SCRIPT and (site.unit is None or site.unit.sites == [site]):
+            if site.kind == ENTRY_SCRIPT and (site.unit is None or all(s.kind == ENTRY_SCRIPT for s in site.unit.sites)):
                 alone.add(object_key(site.scope, f.segment(site.node)))
             if site.kind in (ENTRY_SCRIPT, ENTRY_TRACE):
                 called = set(feeding.called_methods(site))
