@@ -46,6 +46,15 @@ class ScriptModuleToExport(Rule):
     export runs: `torch.randn` there advances the random number generator. Functions, classes
     and scripted submodules stored in `__init__` are left to the TSX1xx rules.
 
+    Where the module cannot be exported (no inputs in sight, a target that cannot be followed, a
+    method other than `forward` called on it, a recurrent layer) but the program only calls the
+    scripted module in the function that made it (nothing saves, loads, freezes, lowers or returns
+    it, no code reads `.code`/`.graph` or checks its type, and the original object is not used
+    again), TorchScript only made those calls faster: the call becomes the module itself, which
+    computes the same, with a comment (`torch.compile` compiles it again if the speed matters).
+    This releases whatever the call might have compiled (the decorators of a model zoo behind
+    `create_model(name)`).
+
     A call site: it migrates with its unit (the saves of its program and their readers) or is
     held back with it. An object that may be a function is never exported as a module.
     """
@@ -77,6 +86,20 @@ class ScriptModuleToExport(Rule):
             unsafe=True,
         ),
         Invalid("import torch\n\n\ndef run(model: torch.nn.Module):\n    torch.jit.script(model).save('m.pt')\n", None, count=1),
+        Invalid(
+            "import torch\n\n\ndef run(model: torch.nn.Module, batches, fast: bool):\n    if fast:\n"
+            "        model = torch.jit.script(model)\n    return [model(b) for b in batches]\n",
+            "import torch\n\n\ndef run(model: torch.nn.Module, batches, fast: bool):\n    if fast:\n"
+            "        # ts2export: `torch.jit.script(model)` only sped up the calls below; the module runs eager "
+            "(torch.compile(model) compiles it again)\n"
+            "        model = model\n    return [model(b) for b in batches]\n",
+            unsafe=True,
+        ),
+        # its TorchScript code is read, or the original module is used again: no fix
+        Invalid("import torch\n\n\ndef run(model: torch.nn.Module, x):\n    scripted = torch.jit.script(model)\n"
+                "    print(scripted.code)\n    return scripted(x)\n", None, count=1),
+        Invalid("import torch\n\n\ndef run(model: torch.nn.Module, x):\n    scripted = torch.jit.script(model)\n"
+                "    model.train()\n    return scripted(x)\n", None, count=1),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -94,6 +117,16 @@ class ScriptModuleToExport(Rule):
         plan = plan_script(self, node)
         if plan.problem:
             self.report(node, f"`torch.jit.script(...)` not rewritten: {plan.problem}")
+            return
+        if plan.eager:
+            self.report(
+                node,
+                "`torch.jit.script(module)` is deprecated, and this one only sped up calls in the code that made it "
+                f"(nothing saves, loads or returns it): the module runs eager, which computes the same "
+                f"(it was not exported: {plan.notes[0]})",
+                edits=plan.edits,
+                imports=plan.imports,
+            )
             return
         kept = "`ExportedProgram` (saved/lowered below; calls go through `.module()`)" if plan.ep_mode else "exported module (`.module()`)"
         notes = "".join(f"; {n}" for n in plan.notes)

@@ -67,8 +67,11 @@ def measure(paths: list[Path]) -> dict[str, int]:
 
 
 def fetch(spec: str, into: Path) -> Path:
-    """Download a package's wheel (or sdist) without installing it, and unpack its sources."""
-    subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(into), spec], check=True)
+    """Download a package's sdist (its tests too, as scripts/real_packages.py measures it; else its
+    wheel) without installing it, and unpack its sources."""
+    pip = [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(into)]
+    if subprocess.run([*pip, "--no-binary", ":all:", spec], capture_output=True).returncode != 0:
+        subprocess.run([*pip, spec], check=True)
     archive = next(p for p in into.iterdir() if p.suffix in (".whl", ".gz", ".zip"))
     target = into / "src"
     if archive.suffix == ".whl" or archive.suffix == ".zip":
@@ -95,7 +98,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--label", default=None, help="the name of the code base given as paths")
     parser.add_argument("--each", action="store_true", help="measure each path as its own code base and add them up")
     parser.add_argument("--download", action="append", default=[], metavar="PKG==VER",
-                        help="also measure a package's published sources (pip download, not installed)")
+                        help="also measure a package's published sources (its sdist, else its wheel; not installed)")
     args = parser.parse_args(argv)
     print("| code base | entry points | inputs at the call site | inputs with the program model | no inputs | other refusals |")
     print("|---|---|---|---|---|---|")

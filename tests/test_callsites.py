@@ -463,7 +463,19 @@ def test_a_name_bound_in_a_branch_is_not_split_by_position():
                 m = torch.jit.script(b)
             return m(x)
         """, select=("TSX302",))
-    assert not res.changed  # which script call `m(x)` runs depends on `flag`
+    # which script call `m(x)` runs depends on `flag`: neither is exported with `x`; both modules
+    # are only called here, so both run eager
+    assert b"torch.export" not in res.new and b"= torch.jit" not in res.new
+    assert b"    m = a\n" in res.new and b"        m = b\n" in res.new
+
+
+def test_a_scripted_module_that_leaves_the_function_or_is_read_as_torchscript_is_not_run_eager():
+    for body in ("return torch.jit.script(model)",
+                 "scripted = torch.jit.script(model)\n    torch.jit.save(scripted, 'm.pt')",
+                 "scripted = torch.jit.script(model)\n    print(scripted.graph)\n    return scripted(next(data))",
+                 "scripted = torch.jit.script(model)\n    model.train()\n    return scripted(next(data))"):
+        res = _fix(f"import torch\n\ndef f(model: torch.nn.Module, data):\n    {body}\n", select=("TSX302",))
+        assert not res.changed, body
 
 
 def _trace_problem(code_text):

@@ -262,6 +262,33 @@ def test_inputs_from_the_tests_calls_of_the_model_class():
     assert found["sizes"] == [[[2, 5], [1], [16], [8, 16]]]
 
 
+def test_inputs_of_a_base_class_method_that_scripts_self_come_from_its_subclasses_callers():
+    # `return torch.jit.script(self)`: the value leaves the method by its `return`; the caller calls
+    # the method on an instance of a subclass and names neither the base class nor its file
+    evidence = _evidence({
+        "base.py": """
+            import torch
+
+            class Compilable(torch.nn.Module):
+                def compiled(self):
+                    return torch.jit.script(self).eval()
+            """,
+        "nets.py": "from base import Compilable\n\nclass Net(Compilable):\n    pass\n",
+        "main.py": """
+            import torch
+            from nets import Net
+
+            net = Net()
+            fast = net.compiled()
+            fast(torch.rand(6, 3))
+            fast(torch.rand(2, 3))
+            """,
+    })
+    [found] = evidence.values()
+    assert found["example"] == "(torch.ones(2, 3),)"
+    assert found["sizes"] == [[[2, 6], [3]]] and found["where"] == ["main.py:7", "main.py:8"]
+
+
 def test_loop_variables_over_literals_give_sizes():
     evidence = _evidence({
         "main.py": """

@@ -6,9 +6,13 @@ from __future__ import annotations
 import ast
 
 from ts2export.model.files import Files
+from ts2export.model.memo import MAX_DEPTH
 from ts2export.model.names import Names
 from ts2export.model.pyfile import Def, PyFile
 from ts2export.model.torchapi import SELF_METHODS
+
+#: Methods called without being named (``m(x)`` runs ``forward``), or by Python itself.
+CALL_METHODS = {"forward", "__call__", "__init__"}
 
 
 class Calls:
@@ -27,10 +31,19 @@ class Calls:
         if known is not None:  # the sources never change: each question is answered once
             return list(known)
         out = []
-        for f in self.files.naming(qualname.split(".", 1)[0].encode()):
-            for call, target in self._file_calls(f):
-                if target == (path, qualname):
-                    out.append((f, call))
+        first, _, last = qualname.rpartition(".")
+        # an inherited method is called on instances of subclasses, which need not name its class,
+        # but a call of a method names the method
+        words = {qualname.split(".", 1)[0]} | ({last} if first and last not in CALL_METHODS else set())
+        seen: set[str] = set()
+        for word in sorted(words):
+            for f in self.files.naming(word.encode()):
+                if f.path in seen:
+                    continue
+                seen.add(f.path)
+                for call, target in self._file_calls(f):
+                    if target == (path, qualname):
+                        out.append((f, call))
         self._callers[(path, qualname)] = out
         return list(out)
 
@@ -52,9 +65,9 @@ class Calls:
             if d is not None and d.parent and d.node.args.args and d.node.args.args[0].arg == func.value.id:
                 cls = f.def_by_qualname.get(d.parent)
                 if cls is not None and cls.kind == "class":
-                    method = f.def_by_qualname.get(f"{cls.qualname}.{func.attr}")
+                    method = self.method_of(f, cls, func.attr)
                     if method is not None:
-                        return f.path, method.qualname
+                        return method[0].path, method[1].qualname
         found = self.names.def_of(f, func)
         if found is None and isinstance(func, ast.Name):
             # calling an instance: `server(x)` runs `Server.__call__` (`forward` for a module)
@@ -70,11 +83,27 @@ class Calls:
             # (the receiver followed through assignments only: the call index must not need itself)
             cls = self.assigned_class(f, func.value)
             if cls is not None:
-                method = cls[0].def_by_qualname.get(f"{cls[1].qualname}.{func.attr}")
+                method = self.method_of(cls[0], cls[1], func.attr)
                 if method is not None:
-                    return cls[0].path, method.qualname
+                    return method[0].path, method[1].qualname
             return None
         return (found[0].path, found[1].qualname) if found else None
+
+    def method_of(self, f: PyFile, cls: Def, name: str, depth: int = 0) -> tuple[PyFile, Def] | None:
+        """The method ``name`` an instance of ``cls`` runs: its own, else the first its bases in the
+        run define (left to right, depth first: Python's order where no base is shared)."""
+        own = f.def_by_qualname.get(f"{cls.qualname}.{name}")
+        if own is not None:
+            return f, own
+        if depth > MAX_DEPTH:
+            return None
+        for base in cls.node.bases:
+            found = self.names.def_of(f, base)
+            if found is not None and found[1].kind == "class":
+                inherited = self.method_of(found[0], found[1], name, depth + 1)
+                if inherited is not None:
+                    return inherited
+        return None
 
     def assigned_class(self, f: PyFile, name: ast.Name, depth: int = 0) -> tuple[PyFile, Def] | None:
         """The class of the run whose instance a name is bound to by its assignments, if one."""

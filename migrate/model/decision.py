@@ -184,6 +184,8 @@ class Solver:
             for s in sites:
                 if s.kind not in (ENTRY_SCRIPT, ENTRY_TRACE) or not goes(s):
                     continue
+                if not any(fixable(fi) and exports(fi) for fi in s.findings):
+                    continue  # its fix runs the module eager (or drops the call): nothing is exported
                 if (self.proof(s) or {}).get("verdict") == "proven":
                     continue  # the recording exported it and compared: evidence beats the static guess
                 defs, unknown = reach[id(s)]
@@ -288,6 +290,11 @@ class Solver:
                     out.units.setdefault(fi.path, {})[fi.anchor] = s.unit.label if s.unit else ""
                     break
         return out
+
+
+def exports(fi: ScanFinding) -> bool:
+    """Whether the fix of ``fi`` writes a call of torch.export (not, say, the eager module)."""
+    return any("export" in code for _, _, code in fi.fix_spans)
 
 
 def proof_failure(proof: dict) -> str:

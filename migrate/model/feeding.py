@@ -106,6 +106,21 @@ class Feeding:
                 out += self._returned(f, target, depth, method)
             elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
                 out += self._calls_of_attribute(f, target, method)
+        out += self._returned_directly(f, value, depth, method)
+        return out
+
+    def _returned_directly(self, f: PyFile, value: ast.AST, depth: int, method: str = "forward") -> list[tuple[PyFile, ast.Call]]:
+        """``return torch.jit.script(self)``: the calls of what the function's callers bind it to."""
+        if depth > 2:
+            return []
+        d = f.innermost_def(f.start(value))
+        if d is None or d.kind != "function":
+            return []
+        if not any(_unwrapped(r.value) is value for r in returns_of(d.node)):
+            return []
+        out = []
+        for cf, call in self.calls.calls_of(f.path, d.qualname):
+            out += self._calls_of_value(cf, call, depth + 1, method)
         return out
 
     def _calls_of_name(self, f: PyFile, name: str, scope, method: str = "forward") -> list[tuple[PyFile, ast.Call]]:
@@ -216,6 +231,13 @@ class Feeding:
             "sizes": [[sorted(d) if d is not None else None for d in s.dims] if s is not None else None for s in merged],
             "where": where,
         }
+
+
+def _unwrapped(value: ast.AST | None) -> ast.AST | None:
+    """``value`` without the module methods that return the module itself (``.eval()``)."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in SELF_METHODS:
+        value = value.func.value
+    return value
 
 
 def _is_test_file(path: str) -> bool:

@@ -39,6 +39,10 @@ class ProgramView:
     #: For those methods, what their calls show about their inputs (as ``inputs``, per method):
     #: ``{"encode": {"example": ..., "sizes": ..., "where": ...}}``. Keyed by :func:`object_key`.
     method_inputs: Mapping[str, Mapping[str, dict]] = field(default_factory=dict)
+    #: The ``torch.jit.script`` calls of the file whose value the program only uses where it made
+    #: it: their unit holds script calls only (nothing saves, loads, freezes or traces its value),
+    #: keyed by :func:`object_key` of the call.
+    alone: frozenset[str] = frozenset()
 
     def kind_of(self, name: str | None) -> str | None:
         return self.kinds.get(name) if name else None
@@ -56,6 +60,10 @@ class ProgramView:
     def inputs_of(self, scope: str, code: str) -> dict | None:
         """``inputs`` of the call ``code`` in definition ``scope`` (None when nothing shows them)."""
         return self.inputs.get(object_key(scope, code))
+
+    def is_alone(self, scope: str, code: str) -> bool:
+        """Whether the script call ``code`` in ``scope`` is in ``alone``."""
+        return object_key(scope, code) in self.alone
 
     def object_kind(self, scope: str, code: str) -> str:
         """``objects`` for the argument ``code`` of a call in definition ``scope`` ("unknown" when

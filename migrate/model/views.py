@@ -43,12 +43,14 @@ def views(files: Files, names: Names, classes: Classes, sites: Sites, kinds: Kin
             named[name] = kind
             if df is f:
                 named.setdefault(d.qualname, kind)
-        objects, inputs, recurrent, methods, method_inputs = {}, {}, {}, {}, {}
+        objects, inputs, recurrent, methods, method_inputs, alone = {}, {}, {}, {}, {}, set()
         for site in sites.by_file().get(path, ()):
             if site.kind == WRITER and site.unit is not None and any(s.kind == READER for s in site.unit.sites):
                 evidence = feeding.reader_evidence(site)
                 if evidence is not None:
                     inputs[object_key(site.scope, f.segment(site.node))] = evidence
+            if site.kind == ENTRY_SCRIPT and (site.unit is None or all(s.kind == ENTRY_SCRIPT for s in site.unit.sites)):
+                alone.add(object_key(site.scope, f.segment(site.node)))
             if site.kind in (ENTRY_SCRIPT, ENTRY_TRACE):
                 called = set(feeding.called_methods(site))
                 for reader in (s for s in (site.unit.sites if site.unit else ()) if s.kind == READER):
@@ -67,5 +69,5 @@ def views(files: Files, names: Names, classes: Classes, sites: Sites, kinds: Kin
                 layers = reach.recurrent_layers(site)
                 if layers:
                     recurrent[object_key(site.scope, f.segment(site.node))] = layers
-        out[path] = ProgramView(named, objects, inputs, recurrent, methods, method_inputs)
+        out[path] = ProgramView(named, objects, inputs, recurrent, methods, method_inputs, frozenset(alone))
     return out

@@ -30,6 +30,7 @@ class Plan:
     problem: str | None = None
     methods: list[str] = field(default_factory=list)  # entry points besides forward that the reader calls
     multi: bool = False  # the value is a dict of programs, one per method (its saves are rewritten with it)
+    eager: bool = False  # the module runs eager: its value never leaves the code that made it (see plan_eager)
 
 
 def _module_call(ref: cst.BaseExpression) -> cst.Call:

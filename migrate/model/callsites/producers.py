@@ -169,6 +169,78 @@ def _plan_function(rule: Asker, call: cst.Call, fn: cst.BaseExpression, ex: Expo
 
 
 def plan_script(rule: Asker, call: cst.Call) -> Plan:
+    """Export the scripted module with the inputs the program shows; where it cannot be exported
+    but the program only calls it where it made it, run it eager (:func:`plan_eager`)."""
+    plan = _plan_script_export(rule, call)
+    if plan.problem and not plan.edits:
+        eager = plan_eager(rule, call, plan.problem)
+        if eager is not None:
+            return eager
+    return plan
+
+
+def plan_eager(rule: Asker, call: cst.Call, why: str) -> Plan | None:
+    """``torch.jit.script(m)`` whose value the program only calls, in the function that made it:
+    nothing saves, loads, freezes, lowers or returns it, and no code reads what only TorchScript
+    has (``.code``, ``.graph``, its type). Compiling it only made those calls faster; ``m`` itself
+    computes the same, so the call becomes ``m`` (unsafe: the module runs eager). ``why``: why
+    it could not be exported, said in the finding."""
+    model = argument(call, 0, "obj")
+    defs = rule.enclosing_defs(call)
+    if model is None or not defs or not rule.context.program.is_alone(defs[0], code(call)):
+        return None  # at module level another module may import the value and save it
+    if not isinstance(model, (cst.Name, cst.Call)):
+        return None
+    value = value_expr(rule, call)
+    b = binding(rule, value)
+    target = b.target
+    refs = list(b.uses)
+    if b.problem:  # `model = torch.jit.script(model)` in a branch: every use of the name may see it
+        if not isinstance(target, cst.Name):
+            return None
+        from libcst.metadata import ScopeProvider
+
+        scope = rule.get_metadata(ScopeProvider, target, None)
+        if scope is None:
+            return None
+        refs = [r for r in _references(scope, target.value) if isinstance(r, cst.Name)]
+    for u in (classify_use(rule, r) for r in refs):
+        if u.kind in ("ep", "script-attr") or (u.kind == "value" and isinstance(rule.parent(u.node), cst.Return)):
+            return None
+    if isinstance(model, cst.Name) and not (isinstance(target, cst.Name) and target.value == model.value):
+        # a scripted module is a copy (its own training flag and attributes): the eager module
+        # is the object itself, so nothing may use that object again
+        if _used_after(rule, model, call):
+            return None
+    plan = Plan(eager=True)
+    plan.edits.append(Edit(call, model))
+    plan.notes.append(why)
+    explain(rule, plan, call, f"# ts2export: `{code(call)}` only sped up the calls below; the module runs eager "
+                              f"(torch.compile({code(model)}) compiles it again)")
+    return plan
+
+
+def _used_after(rule: Asker, name: cst.Name, call: cst.Call) -> bool:
+    from libcst.metadata import ScopeProvider
+
+    scope = rule.get_metadata(ScopeProvider, name, None)
+    if scope is None:
+        return True
+    end = rule.position(call).end
+    for ref in _references(scope, name.value):
+        pos = rule.position(ref).start
+        if (pos.line, pos.column) > (end.line, end.column):
+            return True
+    return False
+
+
+def _references(scope, name: str) -> list[cst.CSTNode]:
+    """Every reference to the assignments of ``name`` in ``scope``, nested scopes (comprehensions,
+    inner functions) included."""
+    return [ref.node for a in scope.assignments[name] for ref in a.references]
+
+
+def _plan_script_export(rule: Asker, call: cst.Call) -> Plan:
     model = argument(call, 0, "obj")
     if model is None:
         return Plan(problem="`torch.jit.script` without an object")

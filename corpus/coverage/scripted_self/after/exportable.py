@@ -1,11 +1,12 @@
 """A base class that knows how to compile its instances; its subclasses keep debugging helpers."""
 import torch
 from torch import nn
+from torch.export import Dim
 
 
 class Compilable(nn.Module):
     def compiled(self):
-        return torch.jit.script(self)
+        return torch.export.export(self, (torch.ones(3, 4),), dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO},)).module()
 
 
 class Encoder(Compilable):
@@ -13,7 +14,6 @@ class Encoder(Compilable):
         super().__init__()
         self.proj = nn.Linear(4, 4)
 
-    @torch.jit.unused
     def describe(self, x: torch.Tensor) -> str:
         return f"mean {float(x.mean()):.3f}"
 

@@ -1,0 +1,53 @@
+"""A small model zoo: families registered by name, built by a factory, with TorchScript-era
+decorators on their Python-only helpers."""
+from typing import Callable, Dict
+
+import torch
+from torch import nn
+
+_REGISTRY: Dict[str, Callable[..., nn.Module]] = {}
+
+
+def register(fn):
+    _REGISTRY[fn.__name__] = fn
+    return fn
+
+
+def create(name: str, **kwargs) -> nn.Module:
+    return _REGISTRY[name](**kwargs)
+
+
+class MlpNet(nn.Module):
+    def __init__(self, width: int = 6, classes: int = 3):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(5, width), nn.GELU(), nn.Linear(width, classes))
+
+    def group_matcher(self, coarse: bool = False):
+        return {"stem": r"^body\.0", "blocks": r"^body\.[12]"}
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.body(x)
+
+
+class GatedNet(nn.Module):
+    def __init__(self, width: int = 6, classes: int = 3):
+        super().__init__()
+        self.proj = nn.Linear(5, width)
+        self.gate = nn.Linear(5, width)
+        self.head = nn.Linear(width, classes)
+
+    def summary(self) -> str:
+        return f"{sum(p.numel() for p in self.parameters())} parameters"
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.proj(x) * torch.sigmoid(self.gate(x)))
+
+
+@register
+def mlp_small(**kwargs):
+    return MlpNet(width=6, **kwargs)
+
+
+@register
+def gated_small(**kwargs):
+    return GatedNet(width=8, **kwargs)
