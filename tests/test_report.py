@@ -91,6 +91,13 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
 
 
 @pytest.mark.slow
+def run_chromium(chromium: str, profiles: Path, page: Path, *args: str) -> subprocess.CompletedProcess:
+    """Headless chromium on ``page`` with a fresh profile under ``profiles``."""
+    profile = profiles / f"profile-{len(list(profiles.glob('profile-*')))}"
+    return subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args, page.as_uri()],
+                          capture_output=True, text=True, timeout=120)
+
+
 def test_html_report_renders_in_headless_chromium(tmp_path, run_cli, artifact_dir):
     chromium = find_chromium()
     if chromium is None:  # .ci/run installs Debian's chromium; only a machine without it skips
@@ -100,9 +107,7 @@ def test_html_report_renders_in_headless_chromium(tmp_path, run_cli, artifact_di
     assert run_cli("report", "--no-progress", "-o", report, ".", cwd=repo)[0] == 0
 
     def chrome(*args: str) -> subprocess.CompletedProcess:
-        profile = tmp_path / f"profile-{len(list(tmp_path.glob('profile-*')))}"
-        return subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args, report.as_uri()],
-                              capture_output=True, text=True, timeout=120)
+        return run_chromium(chromium, tmp_path, report, *args)
 
     # The DOM after rendering holds the four charts with their bars and slices.
     dom = chrome("--dump-dom")

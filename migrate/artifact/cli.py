@@ -41,23 +41,15 @@ def _err(message: str) -> None:
 @contextlib.contextmanager
 def _quiet(verbose: bool) -> Iterator[None]:
     """Hide library warnings and log noise unless --verbose."""
-    import logging
-    import warnings
-
     from ts2export.artifact import fsutil
+    from ts2export.artifact.storetask import quiet
 
-    fsutil.QUIET_NATIVE_STDERR = not verbose
     if verbose:
+        fsutil.QUIET_NATIVE_STDERR = False
         yield
         return
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        previous = logging.root.manager.disable
-        logging.disable(logging.CRITICAL)
-        try:
-            yield
-        finally:
-            logging.disable(previous)
+    with quiet():
+        yield
 
 
 def _guard(verbose: bool, body: Callable[[], int], json_errors: bool = False) -> None:

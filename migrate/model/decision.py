@@ -13,6 +13,7 @@ repeated until nothing changes. The engine applies the :class:`Decision`, per fi
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
@@ -292,9 +293,12 @@ class Solver:
         return out
 
 
+_EXPORT_CALL = re.compile(r"torch\.export\.|(?<![\w.])export\(")  # not `# ts2export: ...` in a comment
+
+
 def exports(fi: ScanFinding) -> bool:
     """Whether the fix of ``fi`` writes a call of torch.export (not, say, the eager module)."""
-    return any("export" in code for _, _, code in fi.fix_spans)
+    return any(_EXPORT_CALL.search(code) for _, _, code in fi.fix_spans)
 
 
 def proof_failure(proof: dict) -> str:

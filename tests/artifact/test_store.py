@@ -401,7 +401,7 @@ def test_ray_asks_a_gpu_only_for_artifacts_that_need_one(tmp_path):
 
 @pytest.mark.slow
 def test_the_html_report_renders_in_headless_chromium(reference, tmp_path):
-    from tests.test_report import CHROMIUM_FLAGS, find_chromium
+    from tests.test_report import find_chromium, run_chromium
 
     chromium = find_chromium()
     if chromium is None:  # .ci/run installs Debian's chromium; only a machine without it skips
@@ -410,9 +410,7 @@ def test_the_html_report_renders_in_headless_chromium(reference, tmp_path):
     page = out / "report.html"
 
     def chrome(*args: str) -> subprocess.CompletedProcess:
-        profile = tmp_path / f"profile-{len(list(tmp_path.glob('profile-*')))}"
-        return subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args, page.as_uri()],
-                              capture_output=True, text=True, timeout=120)
+        return run_chromium(chromium, tmp_path, page, *args)
 
     # The DOM the browser built: the totals by status and failure class, and one row per artifact
     # whose link opens that artifact's own report.

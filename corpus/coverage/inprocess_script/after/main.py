@@ -25,7 +25,7 @@ def main(argv):
     parser.add_argument("out")
     parser.add_argument("--eager", action="store_true")
     args = parser.parse_args(argv)
-    outputs = {name: evaluate(name, not args.eager) for name in ("mlp_small", "gated_small")}
+    outputs = {name: evaluate(name, not args.eager) for name in ("mlp_small", "gated_small", "scaled_small")}
     outputs["summary"] = zoo.create("gated_small").summary()
     torch.save(outputs, args.out)
 

@@ -45,6 +45,19 @@ class GatedNet(nn.Module):
         return self.head(self.proj(x) * torch.sigmoid(self.gate(x)))
 
 
+class ScaledNet(nn.Module):
+    """Halves its input until it is small: a loop on the data, which torch.export cannot trace."""
+
+    def __init__(self, classes: int = 3):
+        super().__init__()
+        self.head = nn.Linear(5, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        while bool(x.abs().max() > 1.0):
+            x = x / 2
+        return self.head(x)
+
+
 @register
 def mlp_small(**kwargs):
     return MlpNet(width=6, **kwargs)
@@ -53,3 +66,8 @@ def mlp_small(**kwargs):
 @register
 def gated_small(**kwargs):
     return GatedNet(width=8, **kwargs)
+
+
+@register
+def scaled_small(**kwargs):
+    return ScaledNet(**kwargs)
