@@ -27,7 +27,8 @@ TS2EXPORT = [sys.executable, "-m", "ts2export"]
 RUN = ["--no-lower", "--samples", "1", "--no-progress"]
 
 
-def ts2export(*args, timeout: float = 600, env: dict | None = None) -> subprocess.CompletedProcess:
+def ts2export(*args, timeout: float = 1800, env: dict | None = None) -> subprocess.CompletedProcess:
+    # a bound against a hung run, not a speed check: a 200-artifact run on 2 shared cores took 600+ s
     return subprocess.run([*TS2EXPORT, *map(str, args)], capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, **(env or {})})
 
