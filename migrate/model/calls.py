@@ -113,12 +113,17 @@ class Calls:
         _, binding = found
         if binding.param_of is not None or binding.imports or binding.defs or len(binding.values) != 1:
             return None
-        value = binding.values[0]
-        while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in SELF_METHODS:
-            value = value.func.value
+        value = without_self_methods(binding.values[0])
         if isinstance(value, ast.Name):
             return self.assigned_class(f, value, depth + 1)
         if not isinstance(value, ast.Call):
             return None
         target = self.names.def_of(f, value.func)
         return target if target is not None and target[1].kind == "class" else None
+
+
+def without_self_methods(value: ast.AST | None) -> ast.AST | None:
+    """``value`` without the module methods that return the module itself (``.eval()``, ``.to(d)``)."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in SELF_METHODS:
+        value = value.func.value
+    return value

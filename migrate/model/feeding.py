@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import os
 
-from ts2export.model.calls import Calls
+from ts2export.model.calls import Calls, without_self_methods
 from ts2export.model.origins import Origins
 from ts2export.model.pyfile import PyFile, first_arg, returns_of
 from ts2export.model.shapes import Shapes, TensorSpec
@@ -116,7 +116,7 @@ class Feeding:
         d = f.innermost_def(f.start(value))
         if d is None or d.kind != "function":
             return []
-        if not any(_unwrapped(r.value) is value for r in returns_of(d.node)):
+        if not any(without_self_methods(r.value) is value for r in returns_of(d.node)):
             return []
         out = []
         for cf, call in self.calls.calls_of(f.path, d.qualname):
@@ -231,13 +231,6 @@ class Feeding:
             "sizes": [[sorted(d) if d is not None else None for d in s.dims] if s is not None else None for s in merged],
             "where": where,
         }
-
-
-def _unwrapped(value: ast.AST | None) -> ast.AST | None:
-    """``value`` without the module methods that return the module itself (``.eval()``)."""
-    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in SELF_METHODS:
-        value = value.func.value
-    return value
 
 
 def _is_test_file(path: str) -> bool:
