@@ -9,12 +9,13 @@ import tempfile
 import torch
 
 from layers import WithFrozenHead, build
+from torch.export import Dim
 
 
 def main(out):
     torch.manual_seed(0)
     model = build()
-    scripted = torch.jit.script(model)
+    scripted = torch.export.export(model, (torch.ones(2, 3, 8, 8),), dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO, 2: Dim.AUTO, 3: Dim.AUTO},)).module()
     x = torch.randn(2, 3, 8, 8)
     with tempfile.TemporaryDirectory() as tmp:
         head_path = os.path.join(tmp, "head.pt")
