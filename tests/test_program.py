@@ -13,7 +13,7 @@ from ts2export.model import pathpattern as ap
 from ts2export.engine import check
 from ts2export.engine import Options, Task, analyze
 from ts2export.model.program import Program
-from ts2export.model.sites import READER, WRITER
+from ts2export.model.sites import ENTRY_SCRIPT, READER, WRITER
 from ts2export.rule import Applicability, Invalid, Rule, Valid
 
 ANY = ap.ANY
@@ -304,6 +304,47 @@ def test_loop_variables_over_literals_give_sizes():
     })
     [found] = evidence.values()
     assert found["sizes"] == [[[2, 4, 5, 6], [8]], [[3, 4, 6, 11], [8]]]
+
+
+def test_getattr_of_a_module_by_names_from_a_parametrize_list_or_a_loop_gives_those_classes():
+    program = _program({
+        "zoo/__init__.py": "from .nets import A, B, C\n",
+        "zoo/nets.py": "from torch import nn\nclass A(nn.Module): pass\nclass B(nn.Module): pass\nclass C(nn.Module): pass\n",
+        "tests/test_zoo.py": """
+            import pytest
+            import torch
+            import zoo
+
+            NAMES = ["A", pytest.param("B", id="b")]
+
+            @pytest.mark.parametrize("name", NAMES)
+            def test_one(name):
+                torch.jit.script(getattr(zoo, name)())
+
+            class TestMany:
+                @pytest.mark.parametrize("name, kwargs", [("A", {}), pytest.param("C", {}, marks=pytest.mark.slow)])
+                def test_many(self, name, kwargs):
+                    torch.jit.script(getattr(zoo, name)(**kwargs))
+
+                @pytest.mark.parametrize("name", [n for n in "ABC"])
+                def test_computed(self, name):
+                    torch.jit.script(getattr(zoo, name)())
+
+            def run(name):
+                for n in ("B", "C"):
+                    torch.jit.script(getattr(zoo, n)())
+                torch.jit.script(getattr(zoo, name)())
+            """,
+    })
+    targets: dict[str, list] = {}
+    for s in program.sites.all:
+        if s.kind == ENTRY_SCRIPT:
+            defs, unknown = program.origins.targets(s.file, s.node.args[0])
+            targets.setdefault(s.scope, []).append((sorted(q for _, q in defs), unknown))
+    assert targets["test_one"] == [(["A", "B"], False)]
+    assert targets["TestMany.test_many"] == [(["A", "C"], False)]
+    assert targets["TestMany.test_computed"] == [([], True)]  # a comprehension is not followed
+    assert sorted(targets["run"]) == [([], True), (["B", "C"], False)]  # a parameter nothing passes; a literal loop
 
 
 def test_a_torchscript_class_passed_to_a_scripted_function_that_stays_keeps_its_decorator():

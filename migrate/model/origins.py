@@ -77,21 +77,17 @@ class Origins:
                 if isinstance(expr.func, ast.Attribute) and expr.func.attr in SELF_METHODS:
                     out.extend(self.origins(vf, expr.func.value, depth + 1, env))
                     continue
+                if name is None and isinstance(expr.func, ast.Call):
+                    looked_up = self._looked_up(vf, expr.func, depth, env)
+                    if looked_up is not None:  # getattr(zoo, name)(...): each class or factory it names
+                        for found in looked_up:
+                            out.extend(self._made_by(vf, expr, found, depth) if found is not None else [UNKNOWN])
+                        continue
                 found = self.names.lookup_def(name, vf.path) if name else None
                 if found is None and name and not self.names.in_run(name, vf.path) and not name.startswith("builtins."):
                     out.append(("external", name))  # made by a library: none of the run's code
                     continue
-                if found is not None and found[1].kind == "class":
-                    out.append(("instance", found[0], found[1]))
-                    continue
-                if found is not None and found[1].kind == "function":
-                    returns = [r.value for r in returns_of(found[1].node) if r.value is not None]
-                    call_env = self.call_env(vf, expr, found[0], found[1])
-                    out.extend(o for r in returns for o in self.origins(found[0], r, depth + 1, call_env))
-                    if not returns:
-                        out.append(UNKNOWN)
-                    continue
-                out.append(UNKNOWN)
+                out.extend(self._made_by(vf, expr, found, depth) if found is not None else [UNKNOWN])
                 continue
             if isinstance(expr, (ast.Name, ast.Attribute)):
                 found = self.names.def_of(vf, expr)
@@ -100,6 +96,36 @@ class Origins:
                     out.append(site if site is not None else ("def", found[0], found[1]))
                     continue
             out.append(UNKNOWN)
+        return out
+
+    def _made_by(self, vf: PyFile, call: ast.Call, found: tuple[PyFile, Def], depth: int) -> list:
+        """Origins of what a call of a definition of the run makes: an instance of a class, what a
+        factory returns (followed with the call's arguments)."""
+        if found[1].kind == "class":
+            return [("instance", found[0], found[1])]
+        returns = [r.value for r in returns_of(found[1].node) if r.value is not None]
+        if not returns:
+            return [UNKNOWN]
+        call_env = self.call_env(vf, call, found[0], found[1])
+        return [o for r in returns for o in self.origins(found[0], r, depth + 1, call_env)]
+
+    def _looked_up(self, f: PyFile, call: ast.Call, depth: int, env: "Env | None") -> list | None:
+        """The definitions ``getattr(module, name)`` may give, one per value of ``name`` (None in
+        the place of one that is not a string naming a definition of the run), or None when
+        ``call`` is not such a lookup in a module or class of the run."""
+        if (self.names.qualified(f, call.func) != "builtins.getattr" or len(call.args) != 2 or call.keywords
+                or any(isinstance(a, ast.Starred) for a in call.args)):
+            return None
+        owner = self.names.qualified(f, call.args[0])
+        if owner is None or not self.names.in_run(owner, f.path):
+            return None
+        out: list = []
+        for value in self.values.values(f, call.args[1], depth + 1, env=env):
+            if value is UNKNOWN or value[0] in ("def", "annotated") or not isinstance(value[1], ast.Constant) \
+                    or not isinstance(value[1].value, str):
+                out.append(None)
+                continue
+            out.append(self.names.lookup_def(f"{owner}.{value[1].value}", f.path))
         return out
 
     def self_classes(self, f: PyFile, node: ast.AST) -> list[tuple[PyFile, Def]] | None:

@@ -16,6 +16,7 @@ from ts2export.model import pathpattern as ap
 from ts2export.model.calls import Calls
 from ts2export.model.memo import MAX_DEPTH, PathMemo
 from ts2export.model.names import Names
+from ts2export.model.parametrize import MAX_ENTRIES, parametrized
 from ts2export.model.pyfile import PyFile
 from ts2export.model.torchapi import SELF_METHODS
 
@@ -179,7 +180,8 @@ class Values:
 
     def param_values(self, f: PyFile, owner: str, name: str, depth: int, seen: frozenset = frozenset()) -> list:
         """Values of parameter ``name`` of function ``owner``: the arguments of its call sites (or
-        its default), its annotation when nothing calls it."""
+        its default), the items of a pytest parametrize list for a test, its annotation when nothing
+        calls it."""
         d = f.def_by_qualname.get(owner)
         if d is None or d.kind != "function":
             return [UNKNOWN]
@@ -193,6 +195,12 @@ class Values:
         if is_method and d.node.name == "__init__":
             sites += self.calls.calls_of(f.path, d.parent)
         if not sites:
+            listed = parametrized(self.names, f, d, name)  # a test: pytest passes what its list holds
+            if listed is not None:
+                out = []
+                for lf, value in listed:
+                    out.extend(self.values(lf, value, depth + 1, seen) if value is not None else [UNKNOWN])
+                return out if len(out) <= MAX_ENTRIES else [UNKNOWN]
             annotation = next((a.annotation for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]
                                if a.arg == name and a.annotation is not None), None)
             unknown = [("annotated", f, annotation)] if annotation is not None else [UNKNOWN]
