@@ -1,6 +1,6 @@
 import libcst as cst
 
-from ts2export.rule import Applicability, Invalid, Rule, Valid, argument
+from ts2export.rule import Alternative, Applicability, Invalid, Rule, Valid, argument
 from ts2export.rule.callsites import SCRIPT, in_init, model_kind, plan_script
 
 
@@ -49,11 +49,14 @@ class ScriptModuleToExport(Rule):
     Where the module cannot be exported (no inputs in sight, a target that cannot be followed, a
     method other than `forward` called on it, a recurrent layer) but the program only calls the
     scripted module in the function that made it (nothing saves, loads, freezes, lowers or returns
-    it, no code reads `.code`/`.graph` or checks its type, and the original object is not used
-    again), TorchScript only made those calls faster: the call becomes the module itself, which
-    computes the same, with a comment (`torch.compile` compiles it again if the speed matters).
-    This releases whatever the call might have compiled (the decorators of a model zoo behind
-    `create_model(name)`).
+    it, no code reads `.code`/`.graph` or checks its type, and the original object is only called
+    again, never changed), TorchScript only made those calls faster: the call becomes the module
+    itself, which computes the same, with a comment (`torch.compile` compiles it again if the
+    speed matters). This releases whatever the call might have compiled (the decorators of a
+    model zoo behind `create_model(name)`). Where the export is planned, the eager module is
+    offered as a second fix: the program model takes it when the export must wait (the code it
+    exports keeps a construct torch.export rejects, or may, its target not followed), and the
+    finding says why.
 
     A call site: it migrates with its unit (the saves of its program and their readers) or is
     held back with it. An object that may be a function is never exported as a module.
@@ -119,20 +122,22 @@ class ScriptModuleToExport(Rule):
             self.report(node, f"`torch.jit.script(...)` not rewritten: {plan.problem}")
             return
         if plan.eager:
-            self.report(
-                node,
-                "`torch.jit.script(module)` is deprecated, and this one only sped up calls in the code that made it "
-                f"(nothing saves, loads or returns it): the module runs eager, which computes the same "
-                f"(it was not exported: {plan.notes[0]})",
-                edits=plan.edits,
-                imports=plan.imports,
-            )
+            self.report(node, _eager_message(plan.notes[0]), edits=plan.edits, imports=plan.imports)
             return
         kept = "`ExportedProgram` (saved/lowered below; calls go through `.module()`)" if plan.ep_mode else "exported module (`.module()`)"
         notes = "".join(f"; {n}" for n in plan.notes)
+        eager = plan.alternative
         self.report(
             node,
             f"`torch.jit.script(module)` is deprecated: export it with `torch.export.export` and use the {kept}{notes}",
             edits=plan.edits,
             imports=plan.imports,
+            alternative=Alternative(tuple(eager.edits), tuple(eager.imports), _eager_message("{why}"))
+            if eager is not None else None,
         )
+
+
+def _eager_message(why: str) -> str:
+    return ("`torch.jit.script(module)` is deprecated, and this one only sped up calls in the code that made it "
+            f"(nothing saves, loads or returns it): the module runs eager, which computes the same "
+            f"(it was not exported: {why})")

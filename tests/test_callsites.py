@@ -544,3 +544,77 @@ def test_a_trace_inside_pytest_warns_stays():
             assert traced(torch.ones(3, 4)).shape == (3, 4)
         """)
     assert "the trace runs inside `with pytest.warns(Warning)` (line 7)" in message
+
+
+_LAYERS = {
+    "pkg/__init__.py": "",
+    "pkg/layers.py": """
+        import torch
+        from torch import nn
+
+        class Lse(nn.Module):
+            @torch.jit.ignore
+            def describe(self) -> str:
+                return "lse"
+
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                return torch.logsumexp(x, dim=-1)
+
+        class Halving(nn.Module):
+            @torch.jit.unused
+            def describe(self) -> str:
+                return "halving"
+
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                for _ in range(int(x.abs().sum().item()) % 3):
+                    x = x * 0.5
+                return x
+        """,
+    "tests/test_layers.py": """
+        import pytest
+        import torch
+
+        @pytest.mark.parametrize("name,shape", [("Lse", (2, 5)), pytest.param("{second}", (2, 3), id="second")])
+        def test_torchscript(name, shape):
+            import pkg.layers as layers
+            x = torch.randn(*shape)
+            layer = getattr(layers, name)().eval()
+            scripted = torch.jit.script(layer)
+            {after}
+            assert torch.allclose(layer(x), scripted(x))
+        """,
+}
+
+
+def _layers(tmp_path, second: str, after: str = "") -> None:
+    for rel, code in _LAYERS.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(code).replace("{second}", second).replace("{after}", after))
+
+
+@pytest.mark.parametrize("second", ["Lse", "Halving"])
+def test_a_test_scripting_layers_by_name_from_its_parametrize_list_exports_or_runs_them_eager(tmp_path, run_cli, second):
+    _layers(tmp_path, second)
+    code, out, _ = run_cli("apply", "--unsafe-fixes", "--jobs", "1", ".", cwd=tmp_path)
+    assert code == 1 and "Left for a person:" in out and "TSX402" in out  # the loop has no fix
+    test = (tmp_path / "tests/test_layers.py").read_text()
+    layers = (tmp_path / "pkg/layers.py").read_text()
+    # the list names the classes the test scripts: the Halving class's data-dependent loop stops
+    # an export only when the list names it; then the layer runs eager instead (TSX302's second fix)
+    if second == "Halving":
+        assert "    scripted = layer\n" in test and "# ts2export: `torch.jit.script(layer)` only sped up" in test
+    else:
+        assert "scripted = torch.export.export(layer, (x,)" in test
+    assert "= torch.jit" not in test and "@torch.jit" not in layers  # no TorchScript left to compile them
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_layer_changed_after_it_was_scripted_keeps_its_script_and_what_it_compiles(tmp_path, run_cli):
+    _layers(tmp_path, "Halving", after="layer.train()")
+    code, out, _ = run_cli("scan", "--unsafe-fixes", "--jobs", "1", "--no-cache", ".", cwd=tmp_path)
+    line = next(line for line in out.splitlines() if line.startswith("tests/test_layers.py:") and "TSX302" in line)
+    assert "[held back: torch.export would stop at TSX402 in `Halving.forward`" in line
+    assert "pkg/layers.py:" in out and "is still compiled by TorchScript through `torch.jit.script(layer)`" in out

@@ -153,7 +153,7 @@ def store(folder: Path, key: str, run: Run) -> None:
 
 def _portable(r: FileResult) -> FileResult:
     for f in r.findings + r.fixed:
-        f.fix = None  # libcst nodes: never kept (the engine drops them too)
+        f.fix = f.alternative = None  # libcst nodes: never kept (the engine drops them too)
     return r
 
 

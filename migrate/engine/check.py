@@ -68,15 +68,10 @@ def _analyze(
     positions = wrapper.resolve(PositionProvider)
     parents = wrapper.resolve(ParentNodeProvider)
     for rule in instances:
-        for node, message, fix, appl in rule.findings:
+        for node, message, fix, appl, alternative in rule.findings:
             pos = positions[node]
             defs = defs_from(node if isinstance(node, (cst.FunctionDef, cst.ClassDef)) else parents.get(node), parents.get)
-            spans = ()
-            if fix is not None:
-                spans = tuple(((positions[e.node].start.line, positions[e.node].start.column),
-                               (positions[e.node].end.line, positions[e.node].end.column),
-                               _replacement_code(module, e.replacement))
-                              for e in fix.edits if e.node in positions)
+            spans = _spans(module, positions, fix) if fix is not None else ()
             findings.append(
                 Finding(
                     rule_id=rule.id,
@@ -92,12 +87,23 @@ def _analyze(
                     anchor=anchor(rule.id, defs, module.code_for_node(node)),
                     defs=defs,
                     fix_spans=spans,
+                    alternative=alternative[0] if alternative is not None else None,
+                    alternative_message=alternative[1] if alternative is not None else None,
+                    alternative_spans=_spans(module, positions, alternative[0]) if alternative is not None else None,
                 )
             )
     findings = _drop_covered_fallbacks(findings)
     table = suppressions(source)
     kept = [f for f in findings if not _is_suppressed(f, table)]
     return kept, len(findings) - len(kept), wrapper
+
+
+def _spans(module: cst.Module, positions, fix) -> tuple:
+    """((line, col), (end_line, end_col), code written) of each node a fix replaces."""
+    return tuple(((positions[e.node].start.line, positions[e.node].start.column),
+                  (positions[e.node].end.line, positions[e.node].end.column),
+                  _replacement_code(module, e.replacement))
+                 for e in fix.edits if e.node in positions)
 
 
 def _replacement_code(module: cst.Module, replacement) -> str:
@@ -245,6 +251,8 @@ def decide(f: Finding, decision: FileDecision, mode: str) -> None:
     f.unit = decision.units.get(f.anchor)
     if not mode_allows(f.applicability, mode):
         return
+    if f.anchor in decision.switched and f.alternative_spans is not None:
+        f.switch(decision.switched[f.anchor])  # the program model chose its second fix
     reason = decision.held.get(f.anchor)
     if reason is None:
         from ts2export.engine.registry import rule_by_id
@@ -301,7 +309,7 @@ def process_bytes(data: bytes, task: Task, options: Options) -> FileResult:
     result.findings.sort(key=Finding.sort_key)
     result.fixed.sort(key=Finding.sort_key)
     for f in result.findings + result.fixed:
-        f.fix = None  # edits hold libcst nodes: not needed past this point, costly to pickle
+        f.fix = f.alternative = None  # edits hold libcst nodes: not needed past this point, costly to pickle
     if not result.changed:  # only a changed file needs its contents sent back (for diff/apply)
         result.original = result.new = None
     return result

@@ -163,7 +163,7 @@ def _fix(todo: Sequence[Task], decision: Decision, options: Options, workers: "_
     keyed = []
     for t in todo:
         d = decision.for_file(t.path)
-        keyed.append((t, d, (t.path, _frozen(d.held), _frozen(d.regions), _frozen(d.units))))
+        keyed.append((t, d, (t.path, _frozen(d.held), _frozen(d.regions), _frozen(d.units), _frozen(d.switched))))
     missing = [replace(t, decision=d) for t, d, key in keyed if key not in analysis._fixed]
     analysis.fix_passes += len(missing)
     done = {r.path: r for r in workers.run(missing, options)}
@@ -244,7 +244,7 @@ def _scan_findings(results: Sequence[FileResult], mode: str) -> list[ScanFinding
                 keeps_torchscript=bool(getattr(rule, "keeps_torchscript", False)),
                 keeps_tracing=bool(getattr(rule, "keeps_tracing", False)),
                 blocks_export=bool(getattr(rule, "blocks_export", False)),
-                fix_spans=f.fix_spans, defs=f.defs,
+                fix_spans=f.fix_spans, defs=f.defs, alternative_spans=f.alternative_spans,
             ))
     return out
 
@@ -253,7 +253,7 @@ def _same_holds(a: Decision, b: Decision, extra: dict[tuple[str, str], str]) -> 
     def held(d: Decision) -> set:
         return {(p, k) for p, table in d.held.items() for k in table if (p, k) not in extra}
 
-    return held(a) == held(b) and a.regions == b.regions
+    return held(a) == held(b) and a.regions == b.regions and a.switched == b.switched
 
 
 class _Workers:

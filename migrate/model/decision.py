@@ -6,7 +6,9 @@
    unless its rule keeps that code working under TorchScript (``keeps_torchscript``,
    ``keeps_tracing``);
 3. an entry point rewritten to ``torch.export`` is held back when the code it exports keeps a
-   construct that makes export fail (``blocks_export`` findings that are not fixed);
+   construct that makes export fail (``blocks_export`` findings that are not fixed), or may keep
+   one (its target cannot be followed); where its rule offers a second fix that exports nothing
+   (the module runs eager), that fix is taken instead, and the entry point still leaves TorchScript;
 
 repeated until nothing changes. The engine applies the :class:`Decision`, per file.
 """
@@ -37,9 +39,11 @@ class Decision:
     held: dict[str, dict[str, str]] = field(default_factory=dict)  # path -> anchor -> reason
     regions: dict[str, dict[str, tuple[str | None, str | None]]] = field(default_factory=dict)
     units: dict[str, dict[str, str]] = field(default_factory=dict)  # path -> anchor -> unit label
+    switched: dict[str, dict[str, str]] = field(default_factory=dict)  # path -> anchor -> why its second fix
 
     def for_file(self, path: str) -> "FileDecision":
-        return FileDecision(self.held.get(path, {}), self.regions.get(path, {}), self.units.get(path, {}))
+        return FileDecision(self.held.get(path, {}), self.regions.get(path, {}), self.units.get(path, {}),
+                            self.switched.get(path, {}))
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,7 @@ class FileDecision:
     held: dict[str, str]
     regions: dict[str, tuple[str | None, str | None]]  # def qualname -> (compiled by, traced by)
     units: dict[str, str]
+    switched: dict[str, str] = field(default_factory=dict)  # anchor -> why the second fix is taken
 
     def region_hold(self, defs: Sequence[str], keeps_torchscript: bool, keeps_tracing: bool) -> str | None:
         """Why a fix inside ``defs`` (innermost first) must wait, if it must."""
@@ -96,6 +101,7 @@ class Solver:
         """Which fixes to hold back, and why. ``extra_held``: (path, anchor) -> reason, fixes the
         engine could not apply (their units wait too)."""
         held: dict[tuple[str, str], str] = dict(extra_held or {})
+        switched: dict[tuple[str, str], str] = {}  # findings whose second fix (no export) is taken
         writers = {id(s) for s in self.sites.all if self.links.is_writer(s)}
         sites = [s for s in self.sites.all if s.kind != WRITER or id(s) in writers]
         reach = {id(s): self.reach.reach(s) for s in sites if s.kind not in (WRITER, READER)}
@@ -117,6 +123,18 @@ class Solver:
                 held[fi.key] = reason
                 return True
             return False
+
+        def hold_export(fi: ScanFinding, reason: str) -> bool:
+            """An export that must wait: its rule's second fix if it offers one, else held."""
+            if fi.alternative_spans is not None and fi.fixable and fi.key not in held:
+                if fi.key in switched:
+                    return False
+                switched[fi.key] = reason
+                return True
+            return hold(fi, reason)
+
+        def writes_export(fi: ScanFinding) -> bool:
+            return fi.key not in switched and exports(fi)
 
         def stays(s: Site) -> str:
             """Why a call site stays TorchScript, as a predicate ("stays TorchScript (...)")."""
@@ -185,7 +203,7 @@ class Solver:
             for s in sites:
                 if s.kind not in (ENTRY_SCRIPT, ENTRY_TRACE) or not goes(s):
                     continue
-                if not any(fixable(fi) and exports(fi) for fi in s.findings):
+                if not any(fixable(fi) and writes_export(fi) for fi in s.findings):
                     continue  # its fix runs the module eager (or drops the call): nothing is exported
                 if (self.proof(s) or {}).get("verdict") == "proven":
                     continue  # the recording exported it and compared: evidence beats the static guess
@@ -197,7 +215,7 @@ class Solver:
                         why = (f"torch.export would stop at {fi.rule_id} in `{fi.defs[0]}` ({fi.where}), which "
                                + ("is held back" if fi.fixable else "has no automatic fix"))
                         for own in s.findings:
-                            changed |= hold(own, why)
+                            changed |= hold_export(own, why)
                         break
                 else:
                     if unknown and not self.migrate_unfollowable:
@@ -211,8 +229,8 @@ class Solver:
                                    + "; to let it migrate anyway, set `migrate-unfollowable = true` under [tool.ts2export] "
                                    "and check the result with `apply --test` or a recording")
                             for own in s.findings:
-                                changed |= hold(own, why)
-        return self._decision(held, sites, reach, goes)
+                                changed |= hold_export(own, why)
+        return self._decision(held, switched, sites, reach, goes)
 
     def _staying_reach(self, sites, reach, goes):
         compiled: dict[tuple[str, str], Site] = {}
@@ -259,11 +277,13 @@ class Solver:
                 return False
         return True
 
-    def _decision(self, held, sites, reach, goes) -> Decision:
+    def _decision(self, held, switched, sites, reach, goes) -> Decision:
         out = Decision()
         for fi in self.findings:
             if fi.key in held:
                 out.held.setdefault(fi.path, {})[fi.anchor] = held[fi.key]
+            elif fi.key in switched:
+                out.switched.setdefault(fi.path, {})[fi.anchor] = switched[fi.key]
         compiled, traced, unknown_compiled, unknown_traced = self._staying_reach(sites, reach, goes)
         for path in sorted({fi.path for fi in self.findings}):  # regions are asked of findings only
             f = self.files.file(path)

@@ -25,6 +25,7 @@ class ScanFinding:
     blocks_export: bool = False
     fix_spans: tuple[tuple[Pos, Pos, str], ...] = ()  # (start, end, code written) of each edit
     defs: tuple[str, ...] = ()  # qualnames of the enclosing definitions, innermost first
+    alternative_spans: tuple[tuple[Pos, Pos, str], ...] | None = None  # the second fix its rule offers, if any
 
     @property
     def where(self) -> str:

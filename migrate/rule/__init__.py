@@ -27,9 +27,10 @@ from ts2export.model.view import ProgramView, object_key
 from ts2export.rule.base import TORCHSCRIPT_PREFIXES, Rule, TextRule, defs_from
 from ts2export.rule.context import RuleContext
 from ts2export.rule.examples import Invalid, Valid
-from ts2export.rule.findings import Finding, TextFinding
+from ts2export.rule.findings import Alternative, Finding, TextFinding
 
 __all__ = [
+    "Alternative",
     "Applicability",
     "Edit",
     "Finding",

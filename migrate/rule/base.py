@@ -19,7 +19,7 @@ from libcst.metadata import (
 from ts2export.edits import Applicability, Edit, Fix, Import, Replacement
 from ts2export.rule.context import RuleContext
 from ts2export.rule.examples import Invalid, Valid
-from ts2export.rule.findings import TextFinding
+from ts2export.rule.findings import Alternative, TextFinding
 
 _NO_DEFAULT = object()  # get_metadata without a default raises for a node the provider did not see
 
@@ -190,16 +190,21 @@ class Rule(_RuleMeta, cst.BatchableCSTVisitor):
         edits: Iterable[Edit] | None = None,
         imports: Iterable[Import] = (),
         applicability: Applicability | None = None,
+        alternative: Alternative | None = None,
     ) -> None:
-        """Report ``node``. Give ``replacement`` (for ``node`` itself) or ``edits`` to offer a fix."""
+        """Report ``node``. Give ``replacement`` (for ``node`` itself) or ``edits`` to offer a fix;
+        ``alternative``: a second fix the program model may take instead (same applicability)."""
         appl = applicability or self.applicability
         all_edits: list[Edit] = list(edits or ())
         if replacement is not None:
             all_edits.insert(0, Edit(node, replacement))
         fix = Fix(tuple(all_edits), tuple(imports), appl) if all_edits else None
+        second = None
         if fix is None:
             appl = Applicability.NONE
-        self.findings.append((node, message, fix, appl))
+        elif alternative is not None and alternative.edits:
+            second = (Fix(tuple(alternative.edits), tuple(alternative.imports), appl), alternative.message)
+        self.findings.append((node, message, fix, appl, second))
 
     # -- helpers over metadata --------------------------------------------------------------
     def qualnames(self, node: cst.CSTNode) -> set[str]:

@@ -8,6 +8,18 @@ from dataclasses import dataclass, field
 from ts2export.edits import Applicability, Fix
 
 
+@dataclass(frozen=True)
+class Alternative:
+    """A second fix a rule offers for a finding (its edits and imports), which the program model
+    takes when the first one must wait (``torch.jit.script(m)`` whose export would stop runs ``m``
+    eager instead). ``message`` becomes the finding's message then, with ``{why}`` replaced by why
+    the first fix waits."""
+
+    edits: tuple
+    imports: tuple = ()
+    message: str = ""
+
+
 @dataclass
 class Finding:
     """One TorchScript construct found in a file."""
@@ -29,6 +41,18 @@ class Finding:
     held: str | None = None  # why the program model holds its fix back (None: not held)
     held_unsafe: str | None = None  # an unsafe fix reported by a safe plan: why `apply --unsafe-fixes` would hold it
     unit: str | None = None  # the migration unit it belongs to (see docs/units.md)
+    alternative: Fix | None = field(default=None, repr=False, compare=False)  # the second fix; dropped with ``fix``
+    alternative_message: str | None = None  # the alternative's message (kept: plain data)
+    alternative_spans: tuple | None = None  # fix_spans of the alternative (None: there is none)
+    switched: str | None = None  # why the program model chose the alternative fix (None: it did not)
+
+    def switch(self, why: str) -> None:
+        """Take the alternative fix (the program model's choice): its fix, spans and message."""
+        self.switched = why
+        self.message = (self.alternative_message or self.message).replace("{why}", why)
+        self.fix = self.alternative
+        self.fix_spans = self.alternative_spans or ()
+        self.alternative = self.alternative_message = self.alternative_spans = None
 
     @property
     def fixable(self) -> bool:

@@ -31,6 +31,7 @@ class Plan:
     methods: list[str] = field(default_factory=list)  # entry points besides forward that the reader calls
     multi: bool = False  # the value is a dict of programs, one per method (its saves are rewritten with it)
     eager: bool = False  # the module runs eager: its value never leaves the code that made it (see plan_eager)
+    alternative: "Plan | None" = None  # the eager plan, for the program model to take if the export must wait
 
 
 def _module_call(ref: cst.BaseExpression) -> cst.Call:

@@ -176,15 +176,19 @@ def plan_script(rule: Asker, call: cst.Call) -> Plan:
         eager = plan_eager(rule, call, plan.problem)
         if eager is not None:
             return eager
+    elif not plan.problem and not plan.ep_mode and not plan.multi:
+        # the export may have to wait (what it exports keeps a construct export rejects, or cannot
+        # be followed): the program model then runs the module eager instead, where it may
+        plan.alternative = plan_eager(rule, call, "{why}")
     return plan
 
 
 def plan_eager(rule: Asker, call: cst.Call, why: str) -> Plan | None:
     """``torch.jit.script(m)`` whose value the program only calls, in the function that made it:
     nothing saves, loads, freezes, lowers or returns it, and no code reads what only TorchScript
-    has (``.code``, ``.graph``, its type). Compiling it only made those calls faster; ``m`` itself
-    computes the same, so the call becomes ``m`` (unsafe: the module runs eager). ``why``: why
-    it could not be exported, said in the finding."""
+    has (``.code``, ``.graph``, its type), and ``m`` itself is only called afterwards. Compiling
+    it only made those calls faster; ``m`` itself computes the same, so the call becomes ``m``
+    (unsafe: the module runs eager). ``why``: why it could not be exported, said in the finding."""
     model = argument(call, 0, "obj")
     defs = rule.enclosing_defs(call)
     if model is None or not defs or not rule.context.program.is_alone(defs[0], code(call)):
@@ -208,8 +212,9 @@ def plan_eager(rule: Asker, call: cst.Call, why: str) -> Plan | None:
         if u.kind in ("ep", "script-attr") or (u.kind == "value" and isinstance(rule.parent(u.node), cst.Return)):
             return None
     if isinstance(model, cst.Name) and not (isinstance(target, cst.Name) and target.value == model.value):
-        # a scripted module is a copy (its own training flag and attributes): the eager module
-        # is the object itself, so nothing may use that object again
+        # a scripted module is a copy (its own training flag and attributes; parameters and
+        # buffers shared): the eager module is the object itself, so the object may only be
+        # called again (`out_orig = pool(x)` beside `scripted(x)`), never changed
         if _used_after(rule, model, call):
             return None
     plan = Plan(eager=True)
@@ -229,8 +234,12 @@ def _used_after(rule: Asker, name: cst.Name, call: cst.Call) -> bool:
     end = rule.position(call).end
     for ref in _references(scope, name.value):
         pos = rule.position(ref).start
-        if (pos.line, pos.column) > (end.line, end.column):
-            return True
+        if (pos.line, pos.column) <= (end.line, end.column):
+            continue
+        parent = rule.parent(ref)
+        if isinstance(parent, cst.Call) and parent.func is ref:
+            continue  # called: the scripted copy and the object compute the same
+        return True
     return False
 
 
