@@ -125,6 +125,54 @@ def test_an_export_that_fails_is_held_back_with_its_error_and_the_line_in_the_mo
     assert all(torch.equal(a, b) for a, b in zip(before, after))
 
 
+def test_a_module_whose_recorded_export_failed_runs_eager_where_it_is_only_called(tmp_path):
+    write(tmp_path, "model.py", """
+        import torch
+
+        class Gate(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(4, 4)
+
+            @torch.jit.ignore
+            def describe(self) -> str:
+                return "gate"
+
+            def forward(self, x):
+                y = self.lin(x)
+                if int(y.argmax()) % 2 == 0:
+                    return y
+                return -y
+
+        def build():
+            torch.manual_seed(0)
+            return Gate().eval()
+    """)
+    write(tmp_path, "main.py", """
+        import sys
+        import torch
+        from model import build
+
+        def main(out):
+            model = torch.jit.script(build())
+            torch.manual_seed(1)
+            torch.save([model(torch.randn(n, 4)) for n in (3, 5, 8)], out)
+
+        main(sys.argv[1])
+    """)
+    before = run_output(tmp_path)
+    done = ts2export(tmp_path, "record", "-o", "rec.json", "--", sys.executable, "main.py", "out.pt")
+    assert done.returncode == 0 and "1 failed" in done.stderr, done.stderr
+    applied = ts2export(tmp_path, "apply", "--unsafe-fixes", "--recording", "rec.json", ".")
+    main = (tmp_path / "main.py").read_text()
+    # the export failed when it ran: the module, only called here, runs eager instead, and the
+    # decorator TorchScript needed goes with the script call
+    assert "    model = build()\n" in main and "# ts2export: `torch.jit.script(build())` only sped up" in main, main
+    assert "@torch.jit.ignore" not in (tmp_path / "model.py").read_text(), applied.stdout
+    after = run_output(tmp_path)
+    assert all(torch.equal(a, b) for a, b in zip(before, after))
+
+
 def test_outputs_that_differ_from_torchscript_fail_the_proof(tmp_path):
     # TorchScript takes the scripting branch, an exported program the other one.
     write(tmp_path, "model.py", '''

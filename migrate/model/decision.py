@@ -182,6 +182,8 @@ class Solver:
                 if not blockers:
                     continue
                 blocker, why = blockers[0]
+                # a recorded export that failed: script calls that may run eager instead do
+                failed = (self.proof(blocker) or {}).get("verdict") == "failed"
                 for s in members:
                     if s.kind == TRANSFORM and s is not blocker:
                         continue  # `freeze(m)` may go while `m` stays TorchScript
@@ -189,7 +191,7 @@ class Solver:
                     if s is blocker:
                         reason = f"{s.describe()} {why}"
                     for fi in [*s.findings, *covering.get(id(s), ())]:
-                        changed |= hold(fi, reason)
+                        changed |= (hold_export if failed and fi in s.findings else hold)(fi, reason)
             # 2. code that TorchScript still compiles or traces
             compiled, traced, unknown_compiled, unknown_traced = self._staying_reach(sites, reach, goes)
             for fi in self.findings:
