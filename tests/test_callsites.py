@@ -473,9 +473,20 @@ def test_a_scripted_module_that_leaves_the_function_or_is_read_as_torchscript_is
     for body in ("return torch.jit.script(model)",
                  "scripted = torch.jit.script(model)\n    torch.jit.save(scripted, 'm.pt')",
                  "scripted = torch.jit.script(model)\n    print(scripted.graph)\n    return scripted(next(data))",
-                 "scripted = torch.jit.script(model)\n    model.train()\n    return scripted(next(data))"):
+                 "scripted = torch.jit.script(model)\n    model.train()\n    return scripted(next(data))",
+                 "scripted = torch.jit.script(model)\n    return scripted, scripted(next(data))",
+                 "scripted = torch.jit.script(model)\n    keep(scripted)\n    return scripted(next(data))",
+                 "scripted = torch.jit.script(model)\n    scripted.train()\n    return scripted(next(data)), model(next(data))"):
         res = _fix(f"import torch\n\ndef f(model: torch.nn.Module, data):\n    {body}\n", select=("TSX302",))
         assert not res.changed, body
+
+
+def test_a_scripted_module_made_part_of_a_model_or_called_beside_its_original_runs_eager():
+    for body in ("layer = torch.jit.script(model)\n    return nn.Sequential(layer, nn.ReLU())(next(data))",
+                 "scripted = torch.jit.script(model)\n    batch = next(data)\n    return scripted(batch), model(batch)"):
+        res = _fix(f"import torch\nfrom torch import nn\n\ndef f(model: torch.nn.Module, data, x):\n    {body}\n",
+                   select=("TSX302",))
+        assert res.changed and b"the module runs eager" in res.new, body
 
 
 def _trace_problem(code_text):

@@ -46,9 +46,14 @@ CHECK = """
     """
 
 
-def _tree(tmp_path: Path, config: str = "") -> Path:
+# the scripted model is kept in a cache the rest of the program may read: it cannot run eager
+KEPT = CHECK.replace("        return scripted(x)", "        _CACHE[name] = scripted\n        return scripted(x)").replace(
+    "from zoo import create_model\n", "from zoo import create_model\n\n    _CACHE = {}\n")
+
+
+def _tree(tmp_path: Path, config: str = "", check: str = KEPT) -> Path:
     (tmp_path / "zoo.py").write_text(textwrap.dedent(ZOO))
-    (tmp_path / "check.py").write_text(textwrap.dedent(CHECK))
+    (tmp_path / "check.py").write_text(textwrap.dedent(check))
     if config:
         (tmp_path / "pyproject.toml").write_text(config)
     return tmp_path
@@ -60,8 +65,18 @@ def test_an_unfollowable_entry_point_is_held_by_the_blocker_it_may_export_and_na
     # the data-dependent loop of Net.forward has no fix: exporting whatever create_model returns may stop there
     assert "its target cannot be followed, so it may export any code of the run" in out
     assert "TSX402 in `Net.forward`" in out
-    assert ("1 fix held back behind `torch.jit.script(model)` at check.py:7, which stays (its target cannot be "
+    assert ("1 fix held back behind `torch.jit.script(model)` at check.py:9, which stays (its target cannot be "
             "followed: migrate it by hand, or set `migrate-unfollowable = true`") in out
+
+
+def test_an_unfollowable_entry_point_only_called_where_it_was_made_runs_eager_and_releases_the_rest(tmp_path, run_cli):
+    tree = _tree(tmp_path, check=CHECK)
+    code, out, _err = run_cli("apply", "--unsafe-fixes", ".", cwd=tree)
+    check = (tree / "check.py").read_text()
+    assert "    scripted = model\n" in check and "the module runs eager" in check, check
+    assert "@torch.jit.unused" not in (tree / "zoo.py").read_text()  # nothing compiles it any more
+    code, out, _err = run_cli("scan", "--no-cache", "--format", "json", ".", cwd=tmp_path)
+    assert not [f for f in json.loads(out)["findings"] if f["rule"] == "TSX302"]
 
 
 def test_scan_counts_what_apply_unsafe_fixes_writes(tmp_path, run_cli):

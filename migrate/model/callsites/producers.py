@@ -207,16 +207,22 @@ def plan_eager(rule: Asker, call: cst.Call, why: str) -> Plan | None:
         scope = rule.get_metadata(ScopeProvider, target, None)
         if scope is None:
             return None
-        refs = [r for r in _references(scope, target.value) if isinstance(r, cst.Name)]
-    for u in (classify_use(rule, r) for r in refs):
-        if u.kind in ("ep", "script-attr") or (u.kind == "value" and isinstance(rule.parent(u.node), cst.Return)):
-            return None
+        refs = [r for r in _references(scope, target.value) if isinstance(r, cst.Name) and r is not model]
+    original = None
     if isinstance(model, cst.Name) and not (isinstance(target, cst.Name) and target.value == model.value):
         # a scripted module is a copy (its own training flag and attributes; parameters and
         # buffers shared): the eager module is the object itself, so the object may only be
         # called again (`out_orig = pool(x)` beside `scripted(x)`), never changed
-        if _used_after(rule, model, call):
+        original = _used_after(rule, model, call)
+        if original == "changed":
             return None
+    for u in (classify_use(rule, r) for r in refs):
+        if u.kind in ("ep", "script-attr"):
+            return None  # saved, lowered, frozen, or read as TorchScript
+        if u.kind == "value" and _leaves(rule, u.node):
+            return None  # returned, stored, passed on: it leaves the code we can see
+        if original == "called" and u.kind != "call":
+            return None  # `scripted.train()` would change the object the program calls as well
     plan = Plan(eager=True)
     plan.edits.append(Edit(call, model))
     plan.notes.append(why)
@@ -225,22 +231,62 @@ def plan_eager(rule: Asker, call: cst.Call, why: str) -> Plan | None:
     return plan
 
 
-def _used_after(rule: Asker, name: cst.Name, call: cst.Call) -> bool:
+def _used_after(rule: Asker, name: cst.Name, call: cst.Call) -> str | None:
+    """How the object a script call compiled is used after it: None (not at all), "called" (only
+    called), or "changed" (any other use, which may change it)."""
     from libcst.metadata import ScopeProvider
 
     scope = rule.get_metadata(ScopeProvider, name, None)
     if scope is None:
-        return True
+        return "changed"
     end = rule.position(call).end
+    found = None
     for ref in _references(scope, name.value):
         pos = rule.position(ref).start
         if (pos.line, pos.column) <= (end.line, end.column):
             continue
         parent = rule.parent(ref)
         if isinstance(parent, cst.Call) and parent.func is ref:
-            continue  # called: the scripted copy and the object compute the same
-        return True
-    return False
+            found = "called"  # the scripted copy and the object compute the same
+            continue
+        return "changed"
+    return found
+
+
+def _leaves(rule: Asker, ref: cst.CSTNode) -> bool:
+    """Whether a value used as a plain value may leave the code in sight: anything but a submodule
+    given to a constructor (:func:`_made_part_of`), directly or as a branch of ``a if c else b``
+    bound to a name that is used that way or called."""
+    parent = rule.parent(ref)
+    if isinstance(parent, cst.IfExp) and ref is not parent.test:
+        from libcst.metadata import ScopeProvider
+
+        assign = rule.parent(parent)
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1
+                and isinstance(assign.targets[0].target, cst.Name)):
+            return True
+        name = assign.targets[0].target
+        scope = rule.get_metadata(ScopeProvider, name, None)
+        if scope is None:
+            return True
+        for r in _references(scope, name.value):
+            u = classify_use(rule, r)
+            if u.kind in ("ep", "script-attr") or u.kind == "value" and not _made_part_of(rule, r):
+                return True
+        return False
+    return not _made_part_of(rule, ref)
+
+
+def _made_part_of(rule: Asker, ref: cst.CSTNode) -> bool:
+    """Whether a value is passed to a class's constructor (``nn.Sequential(conv, scripted)``): it
+    becomes a submodule, called by its owner (which TorchScript can compile again, eager as it is)."""
+    arg = rule.parent(ref)
+    call = rule.parent(arg) if isinstance(arg, cst.Arg) and arg.value is ref else None
+    if not isinstance(call, cst.Call) or arg.keyword is not None and arg.keyword.value.startswith("_"):
+        return False
+    func = call.func
+    last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    return last[:1].isupper()
 
 
 def _references(scope, name: str) -> list[cst.CSTNode]:
