@@ -483,9 +483,10 @@ def test_a_scripted_module_that_leaves_the_function_or_is_read_as_torchscript_is
 
 def test_a_scripted_module_made_part_of_a_model_or_called_beside_its_original_runs_eager():
     for body in ("layer = torch.jit.script(model)\n    return nn.Sequential(layer, nn.ReLU())(next(data))",
-                 "scripted = torch.jit.script(model)\n    batch = next(data)\n    return scripted(batch), model(batch)"):
-        res = _fix(f"import torch\nfrom torch import nn\n\ndef f(model: torch.nn.Module, data, x):\n    {body}\n",
-                   select=("TSX302",))
+                 "scripted = torch.jit.script(model)\n    batch = next(data)\n    return scripted(batch), model(batch)",
+                 "scripted = torch.jit.script(model)\n    return run(scripted, data)"):
+        res = _fix(f"import torch\nfrom torch import nn\n\ndef run(m, data):\n    return [m(b) for b in data]\n\n"
+                   f"def f(model: torch.nn.Module, data, x):\n    {body}\n", select=("TSX302",))
         assert res.changed and b"the module runs eager" in res.new, body
 
 

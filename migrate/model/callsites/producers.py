@@ -254,9 +254,9 @@ def _used_after(rule: Asker, name: cst.Name, call: cst.Call) -> str | None:
 
 
 def _leaves(rule: Asker, ref: cst.CSTNode) -> bool:
-    """Whether a value used as a plain value may leave the code in sight: anything but a submodule
-    given to a constructor (:func:`_made_part_of`), directly or as a branch of ``a if c else b``
-    bound to a name that is used that way or called."""
+    """Whether a value used as a plain value may leave the code in sight: anything but an argument
+    of a constructor or of a function of the run (:func:`_made_part_of`), directly or as a branch
+    of ``a if c else b`` bound to a name that is used that way or called."""
     parent = rule.parent(ref)
     if isinstance(parent, cst.IfExp) and ref is not parent.test:
         from libcst.metadata import ScopeProvider
@@ -278,15 +278,19 @@ def _leaves(rule: Asker, ref: cst.CSTNode) -> bool:
 
 
 def _made_part_of(rule: Asker, ref: cst.CSTNode) -> bool:
-    """Whether a value is passed to a class's constructor (``nn.Sequential(conv, scripted)``): it
-    becomes a submodule, called by its owner (which TorchScript can compile again, eager as it is)."""
+    """Whether a value is passed to a class's constructor (``nn.Sequential(conv, scripted)``: it
+    becomes a submodule, called by its owner, which TorchScript can compile again, eager as it is)
+    or to a function of the run (whose saves, loads and checks of the value the program model
+    follows into the function, so that they are in the call's unit and it is not alone)."""
     arg = rule.parent(ref)
     call = rule.parent(arg) if isinstance(arg, cst.Arg) and arg.value is ref else None
-    if not isinstance(call, cst.Call) or arg.keyword is not None and arg.keyword.value.startswith("_"):
+    if not isinstance(call, cst.Call) or arg.star:
         return False
     func = call.func
     last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-    return last[:1].isupper()
+    if last[:1].isupper():
+        return True
+    return any(rule.context.program.kind_of(name) in ("function", "class") for name in rule.qualnames(func))
 
 
 def _references(scope, name: str) -> list[cst.CSTNode]:
