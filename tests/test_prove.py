@@ -89,25 +89,28 @@ def test_a_faithful_module_is_proven_and_migrates_with_the_recorded_inputs(tmp_p
     assert all(torch.allclose(a, b) for a, b in zip(before, after))
 
 
+GATE = '''
+    import torch
+
+    class Gate(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 4)
+
+        def forward(self, x):
+            y = self.lin(x)
+            if int(y.argmax()) % 2 == 0:
+                return y
+            return -y
+
+    def build():
+        torch.manual_seed(0)
+        return Gate().eval()
+'''
+
+
 def test_an_export_that_fails_is_held_back_with_its_error_and_the_line_in_the_model(tmp_path):
-    write(tmp_path, "model.py", '''
-        import torch
-
-        class Gate(torch.nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.lin = torch.nn.Linear(4, 4)
-
-            def forward(self, x):
-                y = self.lin(x)
-                if int(y.argmax()) % 2 == 0:
-                    return y
-                return -y
-
-        def build():
-            torch.manual_seed(0)
-            return Gate().eval()
-    ''')
+    write(tmp_path, "model.py", GATE)
     write(tmp_path, "main.py", MAIN)
     before = run_output(tmp_path)
     done = ts2export(tmp_path, "record", "-o", "rec.json", "--", sys.executable, "main.py", "out.pt")
@@ -126,28 +129,8 @@ def test_an_export_that_fails_is_held_back_with_its_error_and_the_line_in_the_mo
 
 
 def test_a_module_whose_recorded_export_failed_runs_eager_where_it_is_only_called(tmp_path):
-    write(tmp_path, "model.py", """
-        import torch
-
-        class Gate(torch.nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.lin = torch.nn.Linear(4, 4)
-
-            @torch.jit.ignore
-            def describe(self) -> str:
-                return "gate"
-
-            def forward(self, x):
-                y = self.lin(x)
-                if int(y.argmax()) % 2 == 0:
-                    return y
-                return -y
-
-        def build():
-            torch.manual_seed(0)
-            return Gate().eval()
-    """)
+    write(tmp_path, "model.py", GATE.replace("        def forward", "        @torch.jit.ignore\n        def describe(self) -> str:\n"
+                                             "            return 'gate'\n\n        def forward"))
     write(tmp_path, "main.py", """
         import sys
         import torch
