@@ -5,7 +5,7 @@ calling thread, one artifact at a time, so that the run state is written by one 
 
 * ``LocalExecutor``: ``--jobs N`` worker processes (``python -m ts2export.artifact.worker``), each
   in its own session (a Ctrl-C reaches the parent only, which stops them). A worker runs one artifact
-  at a time; one that runs past ``--timeout`` seconds or whose resident memory passes
+  at a time; one that runs past ``--timeout`` seconds or whose peak resident memory passes
   ``--max-memory`` is killed and replaced, and its artifact gets the status ``timeout`` or
   ``crashed``; a worker that dies (a segfault in native code, the kernel's OOM killer) gives
   ``crashed``. The run goes on either way.
@@ -42,13 +42,18 @@ def _failure(status: str, failure_class: str, error: str, seconds: float) -> dic
             "sizes": {}, "max_abs_error": None, "steps": []}
 
 
-def _rss(pid: int) -> int | None:
-    """Resident memory of a process in bytes (Linux /proc); None where it cannot be read."""
+def _peak_rss(pid: int) -> int | None:
+    """The highest resident memory a process has had, in bytes (Linux /proc, ``VmHWM``); None where
+    it cannot be read. The peak, not a sample: a spike between two polls, or an artifact that passes
+    the bound and finishes before the first poll, is still seen."""
     try:
-        with open(f"/proc/{pid}/statm") as fh:
-            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         return None
+    return None
 
 
 class _Worker:
@@ -147,15 +152,23 @@ class LocalExecutor:
             elapsed = time.monotonic() - t0
             if line == b"":
                 return _failure("crashed", "worker-died", w.death(), elapsed), False
+            # checked before a finished artifact is taken too, so the verdict never hangs on timing
+            over = self._over_memory(w, elapsed)
+            if over is not None:
+                return over, False
             if line is not None:
                 return json.loads(line), True
             if self.timeout and elapsed > self.timeout:
                 return _failure("timeout", "timeout", f"still running after {self.timeout:g} s; the worker was killed", elapsed), False
-            rss = _rss(w.proc.pid) if self.max_memory else None
-            if rss is not None and rss > self.max_memory:
-                return _failure("crashed", "memory", f"resident memory {rss / 2**20:.0f} MiB passed --max-memory "
-                                f"{self.max_memory / 2**20:.0f} MiB; the worker was killed", elapsed), False
         return {}, False
+
+    def _over_memory(self, w: _Worker, elapsed: float) -> dict[str, Any] | None:
+        """The failure record when the worker's peak resident memory has passed ``--max-memory``."""
+        peak = _peak_rss(w.proc.pid) if self.max_memory else None
+        if peak is None or peak <= self.max_memory:
+            return None
+        return _failure("crashed", "memory", f"resident memory {peak / 2**20:.0f} MiB passed --max-memory "
+                        f"{self.max_memory / 2**20:.0f} MiB; the worker was killed", elapsed)
 
     def _loop(self, slot: int, tasks: queue.Queue, results: queue.Queue) -> None:
         w: _Worker | None = None
