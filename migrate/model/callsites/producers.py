@@ -217,10 +217,8 @@ def plan_eager(rule: Asker, call: cst.Call, why: str) -> Plan | None:
         if original == "changed":
             return None
     for u in (classify_use(rule, r) for r in refs):
-        if u.kind in ("ep", "script-attr"):
-            return None  # saved, lowered, frozen, or read as TorchScript
-        if u.kind == "value" and _leaves(rule, u.node):
-            return None  # returned, stored, passed on: it leaves the code we can see
+        if _escapes(rule, u):
+            return None
         if original == "called" and u.kind != "call":
             return None  # `scripted.train()` would change the object the program calls as well
     plan = Plan(eager=True)
@@ -269,12 +267,21 @@ def _leaves(rule: Asker, ref: cst.CSTNode) -> bool:
         scope = rule.get_metadata(ScopeProvider, name, None)
         if scope is None:
             return True
-        for r in _references(scope, name.value):
-            u = classify_use(rule, r)
-            if u.kind in ("ep", "script-attr") or u.kind == "value" and not _made_part_of(rule, r):
-                return True
-        return False
+        return any(_escapes(rule, classify_use(rule, r), through_branches=False)
+                   for r in _references(scope, name.value))
     return not _made_part_of(rule, ref)
+
+
+def _escapes(rule: Asker, use: Use, through_branches: bool = True) -> bool:
+    """Whether one use of a scripted value keeps it TorchScript: saved, lowered, frozen or read as
+    TorchScript (``ep``, ``script-attr``), or a plain value that leaves the code in sight (returned,
+    stored, passed on). ``through_branches``: follow a name bound to ``a if c else b`` one step
+    (:func:`_leaves`); a use met there is judged as it stands."""
+    if use.kind in ("ep", "script-attr"):
+        return True
+    if use.kind != "value":
+        return False
+    return _leaves(rule, use.node) if through_branches else not _made_part_of(rule, use.node)
 
 
 def _made_part_of(rule: Asker, ref: cst.CSTNode) -> bool:
