@@ -48,13 +48,18 @@ class StructuredOutputPytree(Rule):
     dataclass: registering it makes pytree flatten its instances into their fields, where pytree
     kept them whole before (code that maps over pytrees holding it sees the fields). A type defined in
     another file is reported, not fixed: it holds back the entry points exporting the module until
-    it is registered where it is defined.
+    it is registered where it is defined. The registration is a statement beside the type, which
+    neither TorchScript nor `torch.jit.trace` reads (a scripted module still returns the named tuple,
+    a traced one still a plain tuple; tests/test_keeps_torchscript.py), so it is made where an entry
+    point that stays TorchScript still compiles the module.
     """
 
     id = "TSX309"
     summary = "A `NamedTuple` / dataclass output of `forward` is registered with pytree, so the exported program saves and loads"
     applicability = Applicability.SAFE
     blocks_export = True
+    keeps_torchscript = True
+    keeps_tracing = True
     # a structured type defined here, or one returned by a forward here (annotated or constructed)
     triggers = ("forward",)
     also_requires = (("Module",),)

@@ -97,6 +97,22 @@ SCRIPTED = {
         model = torch.jit.script(M())
         OUT = [model(torch.ones(2), torch.full((2,), 3.0)), model(torch.ones(2))]
         """,
+    "TSX309": """
+        import torch
+        from typing import NamedTuple
+
+        class Out(NamedTuple):
+            y: torch.Tensor
+            z: torch.Tensor
+
+        class M(torch.nn.Module):
+            def forward(self, x) -> Out:
+                return Out(x + 1, x * 2)
+
+        model = torch.jit.script(M())
+        out = model(torch.arange(3.0))
+        OUT = [torch.tensor(isinstance(out, tuple) and out._fields == ("y", "z")), out.y, out.z]
+        """,
     "TSX503": """
         import torch
 
@@ -118,6 +134,18 @@ SCRIPTED = {
 }
 
 TRACED = {
+    "TSX309": """
+        import torch
+        from typing import NamedTuple
+
+        class Out(NamedTuple):
+            y: torch.Tensor
+            z: torch.Tensor
+
+        class M(torch.nn.Module):
+            def forward(self, x) -> Out:
+                return Out(x + 1, x @ x.t())
+        """,
     "TSX104": """
         import torch
 
