@@ -6,6 +6,7 @@ import sys
 import textwrap
 
 import pytest
+from pathlib import Path
 
 from ts2export.engine import Options, Task, analyze
 
@@ -40,6 +41,57 @@ def test_script_inputs_from_config_table(tmp_path):
     # the same key for another file does not apply
     res = _fix(code, str(tmp_path / "other.py"), inputs={"pkg/serve.py::scripted": "(torch.randn(3, 5),)"}, root=str(tmp_path))
     assert not res.changed
+
+
+def _fix_files(tmp_path, files: dict[str, str]) -> dict:
+    """The whole engine over several files of one tree (written under ``tmp_path``)."""
+    tasks = []
+    for rel, code in files.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(code))
+        tasks.append(Task(str(path), "python", data=path.read_bytes()))
+    results = analyze(tasks, Options(select=("TSX3",), fix="unsafe"), jobs=1).results
+    return {Path(r.path).relative_to(tmp_path).as_posix(): r for r in results}
+
+
+SERVE = """
+    import torch
+    import config
+    from config import CFG
+
+    class Head(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(6, 2)
+
+        def forward(self, x):
+            return self.lin(x)
+
+    def serve():
+        head = torch.jit.script(Head())
+        torch.jit.save(head, "head.pt")
+        return torch.jit.load("head.pt")(torch.randn(1, CFG["dim"])), head(torch.randn(config.ROWS[1], config.DIM))
+    """
+
+
+def test_example_sizes_from_constants_and_config_dicts_of_another_module(tmp_path):
+    """Sizes read from a module-level constant, a literal dict's item and a literal tuple's item of
+    another module of the run (imported, or read as the module's attribute)."""
+    res = _fix_files(tmp_path, {"config.py": "DIM = 6\nROWS = (1, 4)\nCFG = {'dim': DIM, 'name': 'head'}\n",
+                                "serve.py": SERVE})
+    new = res["serve.py"].new.decode()
+    # config.ROWS[1] rows of config.DIM features (the loaded program's call is another object's)
+    assert "torch.export.export(Head(), (torch.ones(4, 6),), dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO},))" in new
+
+
+@pytest.mark.parametrize("change", ["CFG['dim'] = 8", "CFG.update(dim=8)", "def widen(cfg):\n    cfg[key()] = 8"])
+def test_a_config_item_that_code_may_change_gives_no_size(tmp_path, change):
+    res = _fix_files(tmp_path, {"config.py": f"DIM = 6\nROWS = (1, 4)\nCFG = {{'dim': DIM}}\n{change}\n",
+                                "serve.py": SERVE.replace("config.ROWS[1], config.DIM", "1, CFG['dim']")})
+    assert not res["serve.py"].changed
+    [f] = [f for f in res["serve.py"].findings if f.rule_id == "TSX302"]
+    assert "shapes or dtypes are not visible" in f.message or "needs example inputs" in f.message
 
 
 def test_script_without_inputs_reports_the_snippet_to_add():

@@ -67,6 +67,28 @@ class Names:
             return None
         return None
 
+    def lookup_global(self, name: str, near: str | None = None, depth: int = 0) -> tuple[PyFile, ast.AST] | None:
+        """The value of a module-level name of the run that a dotted name names (``config.DIM``),
+        through re-exports, when the module binds it exactly once by a plain assignment; else None."""
+        if depth > MAX_DEPTH or not name:
+            return None
+        parts = name.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            f = self.files.module_file(".".join(parts[:cut]), near)
+            if f is None:
+                continue
+            rest = parts[cut:]
+            if len(rest) != 1:
+                return None
+            binding = f.module_scope.names.get(rest[0])
+            if binding is None:
+                return None
+            if binding.imports and not binding.values and not binding.defs and len(set(binding.imports)) == 1:
+                return self.lookup_global(binding.imports[0], f.path, depth + 1)
+            value = binding.single_value
+            return (f, value) if value is not None else None
+        return None
+
     def in_run(self, name: str, near: str | None = None) -> bool:
         """Whether a dotted name lies in a module of this run (else it is a library's), as
         :meth:`lookup_def` finds modules from the file ``near``."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from ts2export.model.literals import Literals
 from ts2export.model.names import Names
 from ts2export.model.pyfile import PyFile, returns_of
 from ts2export.model.values import Values
@@ -67,6 +68,7 @@ class Shapes:
     def __init__(self, names: Names, values: Values) -> None:
         self.names = names
         self.values = values
+        self.literals = Literals(names)
         self._ints: dict[tuple[int, int], frozenset[int] | None] = {}  # (id(node), depth) -> ints's answer
         self._specs: dict[tuple[int, int], TensorSpec | None] = {}  # (id(node), depth) -> spec's answer
 
@@ -111,9 +113,17 @@ class Shapes:
                     if got is None:
                         return None
                     out |= got
+            if binding.imports and not (binding.values or binding.loops or binding.defs or binding.param_of):
+                found = self.literals.global_value(f, node)  # `from config import DIM`
+                return self.ints(found[0], found[1], depth + 1) if found is not None else None
             if binding.imports or binding.defs:
                 return None
             return frozenset(out) if out and len(out) <= _MAX_SIZES else None
+        if isinstance(node, ast.Attribute):  # `config.DIM`
+            found = self.literals.global_value(f, node)
+            return self.ints(found[0], found[1], depth + 1) if found is not None else None
+        if isinstance(node, ast.Subscript):  # `CFG["dim"]`, `SIZES[0]` of a literal bound once
+            return self._item_ints(f, node, depth)
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mult, ast.Sub, ast.FloorDiv)):
             a, b = self.ints(f, node.left, depth + 1), self.ints(f, node.right, depth + 1)
             if a is None or b is None or len(a) * len(b) > _MAX_SIZES:
@@ -121,6 +131,29 @@ class Shapes:
             op = node.op
             return frozenset(x + y if isinstance(op, ast.Add) else x * y if isinstance(op, ast.Mult)
                              else x - y if isinstance(op, ast.Sub) else (x // y if y else 0) for x in a for y in b)
+        return None
+
+    def _item_ints(self, f: PyFile, node: ast.Subscript, depth: int) -> frozenset[int] | None:
+        """The ints of ``container[key]`` where the container is a literal bound once and the key a
+        constant that no code in either file stores or deletes (``cfg["dim"] = 8``) or updates."""
+        key = node.slice
+        if not isinstance(key, ast.Constant) or not isinstance(node.ctx, ast.Load):
+            return None
+        names: set[str] = set()
+        found = self.literals.literal(f, node.value, names)
+        if found is None:
+            return None
+        lf, container = found
+        if any(self.literals.key_changed(g, key.value, names) for g in (f, lf)):
+            return None
+        if isinstance(container, ast.Dict):
+            items = [v for k, v in zip(container.keys, container.values) if isinstance(k, ast.Constant) and k.value == key.value]
+            if len(items) != 1 or any(k is None for k in container.keys):  # `**other` may hold the key too
+                return None
+            return self.ints(lf, items[0], depth + 1)
+        if type(key.value) is int and -len(container.elts) <= key.value < len(container.elts) \
+                and not any(isinstance(e, ast.Starred) for e in container.elts):
+            return self.ints(lf, container.elts[key.value], depth + 1)
         return None
 
     def _iterated_ints(self, f: PyFile, it: ast.AST, depth: int, index: int | None = None) -> frozenset[int] | None:
