@@ -107,8 +107,9 @@ def plan_uses(rule: Asker, call: cst.Call, new_code: Callable[[bool], str], what
             continue  # the save/lower rules rewrite these
         elif plan.ep_mode:
             plan.edits.append(Edit(u.node, _module_call(u.node)))
-        if u.kind == "script-attr":
-            plan.notes.append(f"`.{u.detail}` now shows the FX graph of the exported module")
+        note = f"`.{u.detail}` now shows the FX graph of the exported module"
+        if u.kind == "script-attr" and note not in plan.notes:  # once, however often it is read
+            plan.notes.append(note)
     return plan
 
 
