@@ -87,6 +87,41 @@ def test_paths_are_read_across_functions_and_files():
     assert links['torch.jit.load(root + "/s.pt")'] == ['torch.jit.save(torch.jit.script(model), f"{out_dir}/s.pt")']
 
 
+def test_a_buffer_matches_only_itself_while_its_bytes_stay_with_torch():
+    program = _program({"pack.py": """
+        import io
+        import torch
+
+        def round_trip(m, x):
+            buf = io.BytesIO()
+            torch.jit.save(torch.jit.trace(m, x), buf)
+            buf.seek(0)
+            return torch.jit.load(io.BytesIO(buf.getvalue()))
+
+        def upload(m, x, path):
+            data = io.BytesIO()
+            torch.jit.save(torch.jit.trace(m, x), data)
+            with open(path, "wb") as fh:
+                fh.write(data.getvalue())
+
+        def download(blob):
+            return torch.jit.load(io.BytesIO(blob))
+
+        def handed_on(m, x, sink):
+            out = io.BytesIO()
+            torch.jit.save(torch.jit.trace(m, x), out)
+            sink(out)
+        """})
+    writers = _patterns(program, WRITER)
+    assert writers["torch.jit.save(torch.jit.trace(m, x), buf)"] == ["an in-memory buffer"]
+    # its bytes go to a file, or to a function: any path may hold them
+    assert writers["torch.jit.save(torch.jit.trace(m, x), data)"] == ["*"]
+    assert writers["torch.jit.save(torch.jit.trace(m, x), out)"] == ["*"]
+    readers = _patterns(program, READER)
+    assert readers["torch.jit.load(io.BytesIO(buf.getvalue()))"] == ["an in-memory buffer"]
+    assert readers["torch.jit.load(io.BytesIO(blob))"] == ["*"]  # bytes from anywhere
+
+
 def test_factories_are_followed_with_their_arguments():
     program = _program({
         "models.py": """

@@ -8,7 +8,7 @@ match is the safe direction: a false link holds back a migration; a missed one b
 
 A relative path may be read from any working folder, so it also matches any path that ends with
 it (``m.pt`` may be ``/tmp/run/m.pt``). In-memory buffers (``io.BytesIO()``) match only
-themselves.
+themselves (:mod:`.paths` gives a buffer whose bytes leave torch's hands the pattern of any path).
 """
 
 from __future__ import annotations

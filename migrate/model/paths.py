@@ -79,10 +79,11 @@ class Paths:
                     "os.path.expanduser", "builtins.open") and args:
             return self.patterns(f, args[0], depth)
         if name in ("io.BytesIO", "io.StringIO"):
-            if args and not node.keywords:  # the bytes of another buffer (`io.BytesIO(buffer.getvalue())`) are that buffer
-                inner = self.patterns(f, args[0], depth)
-                if inner and all(ap.is_buffer(p) for p in inner):
-                    return inner
+            if not self._buffer_stays(f, node):
+                return [(ap.ANY,)]  # its bytes go somewhere (a file, an upload, a caller): any path
+            if args or node.keywords:  # the bytes of another buffer (`io.BytesIO(buffer.getvalue())`) are that buffer;
+                inner = self.patterns(f, args[0], depth) if args else []  # other bytes may come from any file
+                return inner if inner and all(ap.is_buffer(p) for p in inner) else [(ap.ANY,)]
             return [ap.buffer(f"{f.path}:{node.lineno}:{node.col_offset}")]
         if isinstance(node.func, ast.Attribute):
             method = node.func.attr
@@ -100,3 +101,45 @@ class Paths:
             if method == "with_name" and args and isinstance(args[0], ast.Constant) and isinstance(args[0].value, str):
                 return [(ap.ANY, "/" + args[0].value)]
         return [(ap.ANY,)]
+
+    def _buffer_stays(self, f: PyFile, call: ast.Call) -> bool:
+        """Whether an in-memory buffer is only written and read back by torch in sight: bound to a
+        name (``buf = io.BytesIO()``, ``with io.BytesIO() as buf``) whose every use is an argument
+        of a torch call or of a ``.save``, a ``.seek``/``.tell``/``.close``, or ``buf.getvalue()``
+        made into another buffer. Anything else (``fh.write(buf.getvalue())``, an upload, a return)
+        lets its bytes reach a file some reader may open, so it matches any path."""
+        scope = f.scope_at(call).node
+        parents = {id(child): parent for parent in ast.walk(scope) for child in ast.iter_child_nodes(parent)}
+        holder = parents.get(id(call))
+        if isinstance(holder, ast.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0], ast.Name):
+            name = holder.targets[0].id
+        elif isinstance(holder, ast.withitem) and isinstance(holder.optional_vars, ast.Name):
+            name = holder.optional_vars.id
+        else:
+            return isinstance(holder, (ast.Call, ast.keyword)) and self._torch_call(f, holder, parents)
+        for ref in ast.walk(scope):
+            if not (isinstance(ref, ast.Name) and ref.id == name and isinstance(ref.ctx, ast.Load)):
+                continue
+            parent = parents.get(id(ref))
+            if isinstance(parent, (ast.Call, ast.keyword)) and self._torch_call(f, parent, parents):
+                continue
+            if isinstance(parent, ast.Attribute) and parent.attr in ("seek", "tell", "close"):
+                continue
+            if isinstance(parent, ast.Attribute) and parent.attr == "getvalue":
+                made = parents.get(id(parents.get(id(parent))))  # io.BytesIO(buf.getvalue())
+                if isinstance(made, ast.Call) and self.names.qualified(f, made.func) == "io.BytesIO":
+                    continue
+            return False
+        return True
+
+    def _torch_call(self, f: PyFile, node: ast.AST, parents: dict) -> bool:
+        """Whether ``node`` (a call the buffer is an argument of, or a keyword of one) is torch's own
+        save or load, or a ``.save`` method (``scripted.save(buf)``)."""
+        call = parents.get(id(node)) if isinstance(node, ast.keyword) else node
+        if not isinstance(call, ast.Call) or call.func is node:
+            return False
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in ("save", "_save_for_lite_interpreter"):
+            return True
+        return (self.names.qualified(f, func) or "").startswith("torch.")
+
