@@ -122,8 +122,10 @@ class Calls:
         return target if target is not None and target[1].kind == "class" else None
 
 
-def without_self_methods(value: ast.AST | None) -> ast.AST | None:
-    """``value`` without the module methods that return the module itself (``.eval()``, ``.to(d)``)."""
-    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in SELF_METHODS:
+def without_self_methods(value: ast.AST | None, until: ast.AST | None = None) -> ast.AST | None:
+    """``value`` without the module methods that return the module itself (``.eval()``, ``.to(d)``),
+    unwrapped no further than ``until``."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in SELF_METHODS \
+            and value is not until:
         value = value.func.value
     return value

@@ -23,7 +23,6 @@ from ts2export.model.origins import Origins
 from ts2export.model.pyfile import PyFile, first_arg, returns_of
 from ts2export.model.shapes import Shapes, TensorSpec
 from ts2export.model.sites import READER, Site
-from ts2export.model.torchapi import SELF_METHODS
 
 #: Methods of a module that are not entry points of its program (an exported module has them too,
 #: or they save the artifact).
@@ -88,15 +87,8 @@ class Feeding:
 
     def _stores_of(self, f: PyFile, value: ast.AST) -> list[ast.AST]:
         """Targets that ``value`` (or ``value.eval()`` and the like) is assigned to."""
-        out = []
-        for node in f.walk():
-            if isinstance(node, ast.Assign) and len(node.targets) == 1:
-                v = node.value
-                while isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in SELF_METHODS and v is not value:
-                    v = v.func.value
-                if v is value:
-                    out.append(node.targets[0])
-        return out
+        return [node.targets[0] for node in f.walk()
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and without_self_methods(node.value, value) is value]
 
     def _calls_of_value(self, f: PyFile, value: ast.AST, depth: int = 0, method: str = "forward") -> list[tuple[PyFile, ast.Call]]:
         out: list[tuple[PyFile, ast.Call]] = []
