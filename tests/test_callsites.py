@@ -94,6 +94,27 @@ def test_a_config_item_that_code_may_change_gives_no_size(tmp_path, change):
     assert "shapes or dtypes are not visible" in f.message or "needs example inputs" in f.message
 
 
+def test_a_save_follows_its_name_rebound_to_the_trace():
+    """`model = torch.jit.trace(model, x)`: the name is bound twice; the save reads the trace (the
+    statement before it in the same block), not the module the function was given."""
+    code = """
+        import torch
+
+        def export(model, path):
+            x = torch.ones(3, 4)
+            model = torch.jit.trace(model.eval(), x)
+            torch.jit.save(model, path)
+        """
+    new = _new(_fix(code, external_readers=False))
+    assert "model = torch.export.export(model.eval(), (x,)" in new and "torch.export.save(model, path)" in new
+    # a branch between them: the save may see either binding
+    res = _fix(code.replace("            model = torch.jit.trace(model.eval(), x)",
+                            "            if x.sum() > 0:\n                model = torch.jit.trace(model.eval(), x)"),
+               external_readers=False)
+    [save] = [f for f in res.findings if f.rule_id == "TSX303"]
+    assert "origin is not visible" in save.message
+
+
 def test_script_without_inputs_reports_the_snippet_to_add():
     res = _fix("""
         import torch

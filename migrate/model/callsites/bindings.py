@@ -114,18 +114,25 @@ def binding(rule: Asker, call: cst.BaseExpression) -> Binding:
 
 def _sequential(rule: Asker, target: cst.Name, stores: list, refs: list) -> Binding | None:
     """A name bound several times by plain assignments that are statements of one block (test code
-    that does `m = script(a); check(m); m = script(b); check(m)`): each reference belongs to the
-    assignment before it, as no branch or loop lies between them. None when that does not hold."""
+    that does `m = script(a); check(m); m = script(b); check(m)`), and perhaps first as a parameter
+    of the function: each reference belongs to the assignment before it, as no branch or loop lies
+    between them. None when that does not hold."""
     statements = []
+    scope_of = enclosing(rule, target, (cst.FunctionDef, cst.Lambda, cst.ClassDef))
+    param = False
     for store in stores:
-        holder = rule.parent(store)
+        holder = store if isinstance(store, cst.Param) else rule.parent(store)
+        if isinstance(holder, cst.Param) and enclosing(rule, holder, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) is scope_of:
+            param = True  # the function's parameter: bound before any statement of its body
+            continue
         assign = rule.parent(holder) if isinstance(holder, cst.AssignTarget) else None
         line = rule.parent(assign) if isinstance(assign, cst.Assign) and len(assign.targets) == 1 else None
         if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
             return None
         statements.append((rule.position(line).start, line, assign, store))
     blocks = {id(rule.parent(line)) for _, line, _, _ in statements}
-    scope_of = enclosing(rule, target, (cst.FunctionDef, cst.Lambda, cst.ClassDef))
+    if param and not (isinstance(scope_of, cst.FunctionDef) and {id(scope_of.body)} == blocks):
+        return None  # rebound in a branch or loop: a use after it may still see the parameter
     if len(blocks) != 1 or any(enclosing(rule, r, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) is not scope_of for r in refs):
         return None  # assignments in branches or loops, or a closure reading the name later
     node = rule.parent(statements[0][1])
@@ -222,6 +229,15 @@ def origin(rule: Asker, expr: cst.BaseExpression, depth: int = 0) -> cst.Call | 
         assignments = [a for a in scope[expr.value]
                        if not (isinstance(getattr(a, "node", None), cst.Name) and rebind(rule, a.node))]
         if len(assignments) != 1:
+            # `model = build()` then `model = torch.jit.trace(model, x)`: the statement before the use
+            # in one block (no branch or loop between), as :func:`binding` reads it the other way
+            for a in assignments:
+                node = getattr(a, "node", None)
+                assign = rule.parent(rule.parent(node)) if isinstance(node, cst.Name) else None
+                if isinstance(assign, cst.Assign) and len(assign.targets) == 1 and assign.targets[0].target is node:
+                    b = binding(rule, assign.value)
+                    if not b.problem and any(u is expr for u in b.uses):
+                        return origin(rule, assign.value, depth + 1)
             return None
         node = getattr(assignments[0], "node", None)
         assign = rule.parent(rule.parent(node)) if node is not None else None
