@@ -115,6 +115,26 @@ def test_a_save_follows_its_name_rebound_to_the_trace():
     assert "origin is not visible" in save.message
 
 
+def test_the_uses_of_a_frozen_trace_are_the_uses_of_the_trace():
+    """`frozen = torch.jit.freeze(traced)` becomes `frozen = traced` (TSX601): saving `frozen` saves
+    the program, so the trace stays an ExportedProgram and the calls of `frozen` go through
+    `.module()`; before, the trace became a module and `torch.export.save` refused it."""
+    res = _fix("""
+        import torch
+
+        def publish(path):
+            net = torch.nn.Linear(4, 2).eval()
+            traced = torch.jit.trace(net, torch.ones(3, 4))
+            frozen = torch.jit.freeze(traced)
+            frozen.save(path)
+            return frozen(torch.ones(5, 4))
+        """, select=("TSX3", "TSX601"), external_readers=False)
+    new = _new(res)
+    assert "traced = torch.export.export(net, (torch.ones(3, 4),)" in new and ".module()," not in new
+    assert "frozen = traced" in new
+    assert "torch.export.save(frozen, path)" in new and "return frozen.module()(torch.ones(5, 4))" in new
+
+
 def test_script_without_inputs_reports_the_snippet_to_add():
     res = _fix("""
         import torch

@@ -14,8 +14,8 @@ from ts2export.edits import Applicability, Edit, Import
 from ts2export.model.callsites.bindings import binding, definition
 from ts2export.model.callsites.examples import ExportArgs
 from ts2export.model.callsites.syntax import (
-    Asker, JIT_LOAD, JIT_SAVE, LITE_METHODS, MODULE_METHODS, OPTIMIZE, SCRIPT, TRACE, TRACE_MODULE, module_of,
-    argument, code, enclosing,
+    Asker, FREEZE, JIT_LOAD, JIT_SAVE, LITE_METHODS, MODULE_METHODS, OPTIMIZE, OPTIMIZE_FOR_INFERENCE, SCRIPT, TRACE,
+    TRACE_MODULE, module_of, argument, code, enclosing,
 )
 from ts2export.model.callsites.uses import Use, is_false, classify_use, mode_edit, value_expr
 
@@ -46,7 +46,10 @@ def plan_uses(rule: Asker, call: cst.Call, new_code: Callable[[bool], str], what
     if b.problem:
         plan.problem = f"cannot follow the {what} ({b.problem})"
         return plan
-    uses = [classify_use(rule, u) for u in b.uses]
+    uses, why = _through_freezes(rule, [classify_use(rule, u) for u in b.uses])
+    if why:
+        plan.problem = why
+        return plan
     for u in uses:
         if u.kind == "attr-call" and u.detail not in MODULE_METHODS:
             plan.problem = (
@@ -111,6 +114,33 @@ def plan_uses(rule: Asker, call: cst.Call, new_code: Callable[[bool], str], what
         if u.kind == "script-attr" and note not in plan.notes:  # once, however often it is read
             plan.notes.append(note)
     return plan
+
+
+def _through_freezes(rule: Asker, uses: list[Use]) -> tuple[list[Use], str | None]:
+    """The uses with ``torch.jit.freeze(v)`` / ``torch.jit.optimize_for_inference(v)`` replaced by the
+    uses of their result: both return (a copy of) ``v``, and TSX601 rewrites the freeze to ``v``
+    itself, so ``frozen = freeze(traced); frozen.save(p)`` saves the program (TSX602 has no fix: its
+    unit waits). A result that cannot be followed is a reason to stay."""
+    out: list[Use] = []
+    todo = list(uses)
+    while todo:
+        u = todo.pop(0)
+        arg = rule.parent(u.node) if u.kind == "value" else None
+        call = rule.parent(arg) if isinstance(arg, cst.Arg) else None
+        if not (isinstance(call, cst.Call) and call.args and call.args[0] is arg
+                and rule.matches(call.func, FREEZE, OPTIMIZE_FOR_INFERENCE)):
+            out.append(u)
+            continue
+        b = binding(rule, value_expr(rule, call))
+        if b.problem:
+            return out, f"cannot follow the result of `{code(call.func)}(...)` ({b.problem})"
+        if b.target is None:  # used in place: `torch.jit.freeze(m).save(p)`
+            todo.append(classify_use(rule, call))
+        else:
+            if b.rebinds:
+                return out, f"`{code(b.target)}`, the result of `{code(call.func)}(...)`, is rebound"
+            todo.extend(classify_use(rule, r) for r in b.uses)
+    return out, None
 
 
 def lowered(rule: Asker, call: cst.Call, depth: int = 0) -> bool:
