@@ -341,6 +341,24 @@ def test_loop_variables_over_literals_give_sizes():
     assert found["sizes"] == [[[2, 4, 5, 6], [8]], [[3, 4, 6, 11], [8]]]
 
 
+def test_names_unpacked_from_a_literal_tuple_take_its_items():
+    evidence = _evidence({
+        "tests/test_knn.py": """
+            import torch
+            from knn import KNN
+
+            def test_knn():
+                m = torch.jit.script(KNN())
+                q, r = torch.rand(4, 3), torch.rand(10, 3)
+                m(q, r)
+                a, *rest = torch.rand(1, 3), torch.rand(2, 3)  # a starred target: not item by item
+            """,
+        "knn.py": "import torch\n\nclass KNN(torch.nn.Module):\n    pass\n",
+    })
+    [found] = evidence.values()
+    assert found["example"] == "(torch.ones(4, 3), torch.ones(10, 3))"
+
+
 def test_getattr_of_a_module_by_names_from_a_parametrize_list_or_a_loop_gives_those_classes():
     program = _program({
         "zoo/__init__.py": "from .nets import A, B, C\n",

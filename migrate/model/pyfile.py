@@ -234,8 +234,12 @@ class PyFile:
         if isinstance(target, ast.Name):
             scope.bind(target.id).values.append(value)
         elif isinstance(target, (ast.Tuple, ast.List)):
-            for elt in target.elts:
-                self._bind_target(elt, scope, None)
+            values = value.elts if isinstance(value, (ast.Tuple, ast.List)) else None
+            if values is not None and (len(values) != len(target.elts)
+                                       or any(isinstance(e, ast.Starred) for e in [*values, *target.elts])):
+                values = None
+            for i, elt in enumerate(target.elts):  # `q, r = torch.rand(4, 3), torch.rand(10, 3)`: item by item
+                self._bind_target(elt, scope, values[i] if values is not None else None)
         elif isinstance(target, ast.Starred):
             self._bind_target(target.value, scope, None)
 
