@@ -108,3 +108,49 @@ class Reach:
                     if name in RECURRENT:
                         found.add(name.rsplit(".", 1)[-1])
         return tuple(sorted(found))
+
+    def size_branches(self, site: Site) -> tuple[str, ...]:
+        """The Python branches on an input's size in the ``forward`` methods an entry point reaches
+        (``if x.shape[0] > 3:``, ``while len(x) < n``, ``a if x.size(1) == 4 else b``): the export
+        keeps the branch its example takes and guards the size, where TorchScript's script took
+        the other branch at other sizes (and its trace had baked the example's in)."""
+        defs, _ = self.reach(site)
+        found: list[str] = []
+        for path, qualname in sorted(defs):
+            f = self.files.file(path)
+            d = f.def_by_qualname.get(qualname) if f is not None else None
+            if d is None or d.kind != "function" or qualname.rsplit(".", 1)[-1] != "forward":
+                continue
+            params = {a.arg for a in [*d.node.args.posonlyargs, *d.node.args.args][1:]}
+            for node in ast.walk(d.node):
+                if isinstance(node, (ast.If, ast.While, ast.IfExp)) and _compares_size(node.test, params):
+                    found.append(f"{path}:{node.lineno} `{f.segment(node.test)}`")
+        return tuple(found)
+
+
+def _compares_size(test: ast.AST, params: set[str]) -> bool:
+    """Whether a condition compares the size of one of ``params`` (``x.shape[0]``, ``x.size(1)``,
+    ``x.size()[1]``, ``len(x)``) with something."""
+    for cmp in (n for n in ast.walk(test) if isinstance(n, ast.Compare)):
+        for operand in [cmp.left, *cmp.comparators]:
+            if _size_of_param(operand, params):
+                return True
+    return False
+
+
+def _size_of_param(node: ast.AST, params: set[str]) -> bool:
+    if isinstance(node, ast.Subscript):
+        node = node.value
+        if isinstance(node, ast.Call) and not node.args:  # x.size()[i]
+            node = node.func if isinstance(node.func, ast.Attribute) and node.func.attr == "size" else node
+            return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in params
+        return (isinstance(node, ast.Attribute) and node.attr == "shape" and isinstance(node.value, ast.Name)
+                and node.value.id in params)
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "size" and node.args:  # x.size(i)
+            return isinstance(func.value, ast.Name) and func.value.id in params
+        if isinstance(func, ast.Name) and func.id == "len" and len(node.args) == 1:  # len(x)
+            return isinstance(node.args[0], ast.Name) and node.args[0].id in params
+    return False
+

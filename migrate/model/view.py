@@ -43,12 +43,19 @@ class ProgramView:
     #: it: their unit holds script calls only (nothing saves, loads, freezes or traces its value),
     #: keyed by :func:`object_key` of the call.
     alone: frozenset[str] = frozenset()
+    #: The Python branches on an input's size (``if x.shape[0] > 3:``) in the ``forward`` methods
+    #: each script/trace call of the file reaches, as ``"path:line `test`"``; keyed by
+    #: :func:`object_key` of the call.
+    size_branches: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def kind_of(self, name: str | None) -> str | None:
         return self.kinds.get(name) if name else None
 
     def recurrent_in(self, scope: str, code: str) -> tuple[str, ...]:
         return tuple(self.recurrent.get(object_key(scope, code), ()))
+
+    def size_branches_in(self, scope: str, code: str) -> tuple[str, ...]:
+        return tuple(self.size_branches.get(object_key(scope, code), ()))
 
     def methods_of(self, scope: str, code: str) -> tuple[str, ...]:
         return tuple(self.methods.get(object_key(scope, code), ()))

@@ -43,7 +43,7 @@ def views(files: Files, names: Names, classes: Classes, sites: Sites, kinds: Kin
             named[name] = kind
             if df is f:
                 named.setdefault(d.qualname, kind)
-        objects, inputs, recurrent, methods, method_inputs, alone = {}, {}, {}, {}, {}, set()
+        objects, inputs, recurrent, methods, method_inputs, alone, branches = {}, {}, {}, {}, {}, set(), {}
         for site in sites.by_file().get(path, ()):
             if site.kind == WRITER and site.unit is not None and any(s.kind == READER for s in site.unit.sites):
                 evidence = feeding.reader_evidence(site)
@@ -69,5 +69,9 @@ def views(files: Files, names: Names, classes: Classes, sites: Sites, kinds: Kin
                 layers = reach.recurrent_layers(site)
                 if layers:
                     recurrent[object_key(site.scope, f.segment(site.node))] = layers
-        out[path] = ProgramView(named, objects, inputs, recurrent, methods, method_inputs, frozenset(alone))
+                sized = reach.size_branches(site)
+                if sized:
+                    branches[object_key(site.scope, f.segment(site.node))] = sized
+        out[path] = ProgramView(named, objects, inputs, recurrent, methods, method_inputs, frozenset(alone),
+                                size_branches=branches)
     return out

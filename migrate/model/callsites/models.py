@@ -158,4 +158,15 @@ def model_problem(rule: Asker, model: cst.BaseExpression, verb: str, functions: 
                 f"of recurrent layers (verified with torch 2.13: `Guard failed: x.size()[1] == 5`), while the "
                 f"TorchScript artifact accepted any length; export once per sequence length you serve, or pad "
                 f"inputs to one length, and then replace this call by hand")
+    if isinstance(call, cst.Call):
+        defs = rule.enclosing_defs(call)
+        branches = rule.context.program.size_branches_in(defs[0] if defs else "", code(call))
+        if branches:
+            then = ("took the other branch at other sizes" if verb == "script" else
+                    "had baked the example's branch in and ran it at every size")
+            return (f"the forward of `{code(model)}` branches in Python on the size of an input ({branches[0]}): the export "
+                    f"keeps the branch its example takes and guards the size (verified with torch 2.13: a call at a "
+                    f"size across the line raises `Guard failed: x.size()[0] <= 3`), where TorchScript {then}; write "
+                    "the branch with `torch.cond` (whose predicate may read sizes) and check the outputs, then replace "
+                    "this call by hand")
     return None
