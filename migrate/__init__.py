@@ -13,7 +13,8 @@ The layout, top to bottom (each imports only what is below it; see docs/architec
 - ``rule``: the rule API;
 - ``model``: the program model (whole-program facts, the migration units and what waits, the
   call-site questions rules ask);
-- ``edits`` (the vocabulary of a rewrite) and ``textio`` (atomic writes): leaves.
+- ``edits`` (the vocabulary of a rewrite), ``quoting`` (the user's code as generated comments and
+  messages quote it: one line, short) and ``textio`` (atomic writes): leaves.
 """
 
 __version__ = "0.1.0"

@@ -10,7 +10,7 @@ from typing import Callable
 
 import libcst as cst
 
-from ts2export.rule import Edit
+from ts2export.rule import Edit, comment_line, inline_node
 
 from ._control_flow import TENSOR, assigned_names, code_of, names_in, small_targets, walk_statements
 from ._module_walk import Site
@@ -76,11 +76,11 @@ class CondRewrite:
             t_header, f_header = (stmt.orelse.body.header if isinstance(stmt.orelse, cst.Else) else None), stmt.body.header
         else:
             t_header, f_header = stmt.body.header, (stmt.orelse.body.header if isinstance(stmt.orelse, cst.Else) else None)
-        was = " ".join(f"{'elif' if site.is_elif else 'if'} {code_of(stmt.test)}:".split())
+        was = f"{'elif' if site.is_elif else 'if'} {inline_node(stmt.test, limit=None)}:"
         comment = "# Data-dependent branch" + (f" (was `{was}`)" if len(was) <= 60 else "") + \
             ": torch.cond keeps both branches for torch.export."
         leading = [] if site.is_elif else list(stmt.leading_lines)
-        leading.append(cst.EmptyLine(comment=cst.Comment(comment)))
+        leading.append(cst.EmptyLine(comment=comment_line(comment)))
 
         def block(stmts: list, header) -> cst.IndentedBlock:
             return cst.IndentedBlock(body=stmts, header=header) if header is not None else cst.IndentedBlock(body=stmts)

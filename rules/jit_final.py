@@ -94,7 +94,7 @@ class JitFinal(Rule):
             replacement, imports = cst.parse_expression("typing.Final"), [Import("typing")]
         self.report(
             node,
-            f"`{self.code_of(node)}` is `typing.Final`; spell it `{self.code_of(replacement)}`",
+            f"`{self.shown(node)}` is `typing.Final`; spell it `{self.shown(replacement)}`",
             replacement=replacement,
             imports=imports,
         )

@@ -97,7 +97,7 @@ class JitIsinstance(Rule):
         hint = f": e.g. `{check}`" if check else ""
         self.report(
             node,
-            f"`torch.jit.isinstance(..., {self.code_of(target)})` refined a container type for TorchScript; "
+            f"`torch.jit.isinstance(..., {self.shown(target)})` refined a container type for TorchScript; "
             f"write the check you need with the built-in `isinstance`{hint} (under torch.export, input types "
             "are fixed when the program is exported)",
             applicability=Applicability.NONE,

@@ -96,7 +96,7 @@ class JitLoadToExportLoad(Rule):
         self.report(
             node,
             f"`torch.jit.load(...)` reads TorchScript: load the program written by `torch.export.save` with "
-            f"`torch.export.load({code(path)})`{notes}{link}",
+            f"`torch.export.load({self.shown(path)})`{notes}{link}",
             edits=plan.edits,
             imports=plan.imports,
         )

@@ -85,8 +85,8 @@ class JitSaveToExportSave(Rule):
         plan = plan_for(self, source) if source is not None else None
         if source is None:
             self.report(node, (
-                f"`{spelled}` of `{code(obj)}`, whose origin is not visible in this file: save an "
-                f"`ExportedProgram` with `torch.export.save(ep, {code(path)})` and load it with `torch.export.load`"))
+                f"`{spelled}` of `{self.shown(obj)}`, whose origin is not visible in this file: save an "
+                f"`ExportedProgram` with `torch.export.save(ep, {self.shown(path)})` and load it with `torch.export.load`"))
             return
         if not plan.problem and plan.multi:
             self.report(node, f"`{spelled}` of one program per method (line {self.position(source).start.line}): rewritten "
@@ -99,7 +99,7 @@ class JitSaveToExportSave(Rule):
         self.report(
             node,
             f"`{spelled}` writes a TorchScript archive: save the `ExportedProgram` with `torch.export.save` "
-            f"(readers: `torch.export.load({code(path)})`)",
+            f"(readers: `torch.export.load({self.shown(path)})`)",
             replacement=cst.parse_expression(new),
             imports=[Import("torch")],
             applicability=plan.applicability,
@@ -123,13 +123,13 @@ class JitSaveToExportSave(Rule):
                                       else (None, [], None))
                 if new is not None:
                     self.report(node, (
-                        f"`{code(node)}` saves an instance of `{cls}`, a `torch.jit.ScriptModule` subclass, as "
+                        f"`{self.shown(node)}` saves an instance of `{cls}`, a `torch.jit.ScriptModule` subclass, as "
                         f"TorchScript: export it with the inputs its readers pass and save the `ExportedProgram` "
-                        f"(readers: `torch.export.load({code(path)})`)"),
+                        f"(readers: `torch.export.load({self.shown(path)})`)"),
                         replacement=cst.parse_expression(new), imports=imports, applicability=Applicability.UNSAFE)
                 elif cls is not None:
                     self.report(node, (
-                        f"`{code(node)}` saves an instance of `{cls}`, a `torch.jit.ScriptModule` subclass, as "
+                        f"`{self.shown(node)}` saves an instance of `{cls}`, a `torch.jit.ScriptModule` subclass, as "
                         f"TorchScript; as an `nn.Module` (TSX107) it has no `.save`: export it (`ep = torch.export.export("
                         f"{code(func.value)}, inputs)`) and save with `torch.export.save(ep, ...)`, then load with "
                         "`torch.export.load`"))

@@ -87,7 +87,7 @@ class JitScriptIfTracing(Rule):
             self.report(
                 node,
                 f"`@torch.jit.script_if_tracing` kept the control flow of `{fn.name.value}` alive in a trace, and the "
-                f"function reads tensor values into Python (`{self.code_of(reads[0])}` at line {line}): torch.export "
+                f"function reads tensor values into Python (`{self.shown(reads[0])}` at line {line}): torch.export "
                 "stops there with a data-dependent guard (GuardOnDataDependentSymNode), so removing the decorator only "
                 "moves the failure to export time. Rewrite that part with tensor operations (or `torch._check` the "
                 "values); until then the decorator and the trace that calls the function stay",

@@ -110,7 +110,7 @@ class LiteLoadToExecutorchRuntime(Rule):
             for u, method, args in calls:
                 call = u.outer if not isinstance(u.outer, cst.Attribute) else self.parent(u.outer)
                 if args is None or any(a.keyword is not None or a.star for a in args):
-                    problem = (f"`{code(call or u.node)}` (line {self.position(u.node).start.line}) has no rewrite: "
+                    problem = (f"`{self.shown(call or u.node)}` (line {self.position(u.node).start.line}) has no rewrite: "
                                "call the ExecuTorch method as `method.execute([tensors])`")
                     break
                 shape, why = self._result_shape(call)

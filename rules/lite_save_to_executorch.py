@@ -85,13 +85,13 @@ class LiteSaveToExecutorch(Rule):
         if extra is not None:
             self.report(node, (
                 f"`.{name}(..., _extra_files=...)` not rewritten: an ExecuTorch `.pte` holds no extra files; write "
-                f"`{code(extra)}` next to the program (or in your app's assets) and then lower it with "
+                f"`{self.shown(extra)}` next to the program (or in your app's assets) and then lower it with "
                 "`to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()]).to_executorch()` by hand"))
             return False
         source = origin(self, func.value)
         if source is None:
             self.report(node, (
-                f"`.{name}(...)` on `{code(func.value)}`, whose origin is not visible in this file: export it and lower it "
+                f"`.{name}(...)` on `{self.shown(func.value)}`, whose origin is not visible in this file: export it and lower it "
                 "with `to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()]).to_executorch()`, "
                 "then write `.buffer` to a `.pte` file"))
             return False
@@ -118,7 +118,7 @@ class LiteSaveToExecutorch(Rule):
                 self.report(node, f"`.{name}()` without a path")
                 return False
             new = f"pathlib.Path({pte_path(path)}).write_bytes({program})"
-            where = f"`{code(path)}`" if pte_path(path) == code(path) else f"`{pte_path(path)}` (was `{code(path)}`)"
+            where = f"`{self.shown(path)}`" if pte_path(path) == code(path) else f"`{pte_path(path)}` (was `{self.shown(path)}`)"
         self.report(
             node,
             f"`.{name}(...)` writes a lite-interpreter (PyTorch Mobile) program: lower the `ExportedProgram` to ExecuTorch "

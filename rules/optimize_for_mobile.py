@@ -73,7 +73,7 @@ class OptimizeForMobile(Rule):
         extra = f"; backend {code(backend)}: pick ExecuTorch's partitioner for it by hand" if backend is not None else ""
         self.report(
             node,
-            f"`optimize_for_mobile(...)` is TorchScript-only: ExecuTorch's XNNPACK lowering does these optimizations; use `{code(module)}`{extra}",
+            f"`optimize_for_mobile(...)` is TorchScript-only: ExecuTorch's XNNPACK lowering does these optimizations; use `{self.shown(module)}`{extra}",
             edits=uses.edits,
             applicability=plan.applicability,
         )

@@ -100,7 +100,7 @@ class PythonOnlyIgnoredMethod(Rule):
                 self.report(
                     found,
                     f"`{method.name.value}` is kept out of TorchScript (`@torch.jit.ignore`/`unused`) and runs "
-                    f"Python-only code (`{code_of(found)}`), which torch.export traces into and cannot export: write "
+                    f"Python-only code (`{self.shown(found)}`), which torch.export traces into and cannot export: write "
                     "it with tensor operations, or make it a custom operator (`torch.library.custom_op` with a "
                     "fake implementation); the entry points exporting the module wait",
                 )

@@ -83,6 +83,12 @@ SNIPPETS = (
     "{v} = {J}.Attribute(0, int)\n",
     "def {f}({x}):\n    if {x}.sum() > 0:\n        return {x}\n    return -{x}\n",
     "{v} = [{J}.fork({f}, t) for t in ({x}, {x})]\n",
+    # multi-line expressions with comments of their own, which messages and comments quote
+    "{v} = {J}.script(\n    {m}(\n        3,  # size\n    ).eval()\n)\n{v}({x})\n",
+    "{v} = {J}.trace(\n    {m},  # the model\n    (torch.randn(\n        2, 8),),\n)\n",
+    "{J}.save(\n    {v},\n    'model.pt',  # where\n)\n",
+    "class {C}(torch.nn.Module):\n    def forward(self, x):\n        if (\n            x.sum()  # total\n"
+    "            > 0\n        ):\n            x = x * 2\n        return x\n\n\n{v} = {J}.script({C}())\n",
 )
 
 # How `torch.jit` is spelled: the header that binds it, and the prefix snippets use.
@@ -348,6 +354,9 @@ def check(sample: Sample, fix: str | None) -> list[str]:
         if res.new is not None:
             problems.append("a file with an error was rewritten")
         return problems
+    for f in res.findings:
+        if any("\n" in (said or "") for said in (f.message, f.held, f.held_unsafe)):
+            problems.append(f"{f.rule_id} at line {f.line} says something over several lines")
     keys = [(f.rule_id, f.line, f.column) for f in res.findings]
     dups = sorted({k for k in keys if keys.count(k) > 1})
     if dups:

@@ -14,6 +14,9 @@ PACKAGE_DIRS = {"ts2export": ROOT / "migrate", "ts2export.rules": ROOT / "rules"
 ALLOWED = {
     "ts2export.cli": None,  # the top: anything
     "ts2export.__main__": {"ts2export.cli"},
+    "ts2export.harness": {"ts2export", "ts2export.engine", "ts2export.ci", "ts2export.record", "ts2export.runner",
+                          "ts2export.textio"},
+    "ts2export.runner": set(),  # the standard library (and what its server is told to preload)
     "ts2export.ci": {"ts2export", "ts2export.engine", "ts2export.rule", "ts2export.textio"},
     "ts2export.artifact": set(),
     "ts2export.engine": {"ts2export", "ts2export.model", "ts2export.rule", "ts2export.rules", "ts2export.edits",
@@ -21,9 +24,10 @@ ALLOWED = {
     "ts2export.record.hooks": set(),  # runs inside the user's interpreter: nothing of ts2export
     "ts2export.record": {"ts2export.textio"},
     "ts2export.rules": {"ts2export.rule"},
-    "ts2export.rule": {"ts2export.model.view", "ts2export.model.callsites", "ts2export.edits"},
-    "ts2export.model": {"ts2export.edits"},
+    "ts2export.rule": {"ts2export.model.view", "ts2export.model.callsites", "ts2export.edits", "ts2export.quoting"},
+    "ts2export.model": {"ts2export.edits", "ts2export.quoting"},
     "ts2export.edits": set(),
+    "ts2export.quoting": set(),
     "ts2export.textio": set(),
     "ts2export": set(),  # the package itself (its version)
 }

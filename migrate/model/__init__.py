@@ -17,5 +17,5 @@ libcst). Each module holds one part, asked through a narrow interface and built 
   ``torchapi`` (the torch names known); ``program.Program`` builds them all.
 
 Imports: the standard library and ``ts2export.model`` only (``callsites`` also libcst and
-``ts2export.edits``). Nothing here imports the engine, the rule API, the CLI or the other wings.
+``ts2export.edits``, ``ts2export.quoting``). Nothing here imports the engine, the rule API, the CLI or the other wings.
 """

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+from ts2export.quoting import inline
+
 Pos = tuple[int, int]  # (line, column), 1-based line, 0-based character column
 
 
@@ -157,14 +159,15 @@ class PyFile:
         return b"\n".join(lines).decode("utf-8", errors="replace")
 
     def text(self, node: ast.AST) -> str:
-        """The source text of a node (one line of it for long nodes)."""
+        """The source text of a node; a node over several lines as messages quote it (one line,
+        without its comments, short: ts2export.quoting)."""
         lines = self._lines[node.lineno - 1:node.end_lineno]
         if not lines:
             return ""
         if len(lines) == 1:
             return lines[0][node.col_offset:node.end_col_offset].decode("utf-8", errors="replace")
-        first = lines[0][node.col_offset:].decode("utf-8", errors="replace")
-        return first.rstrip() + " ..."
+        text = b"\n".join([lines[0][node.col_offset:], *lines[1:-1], lines[-1][:node.end_col_offset]])
+        return inline(text.decode("utf-8", errors="replace"))
 
     # -- collection --------------------------------------------------------------------------
     def _collect(self, node: ast.AST, scope: Scope, prefix: str, parent: str | None) -> None:

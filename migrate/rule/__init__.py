@@ -17,12 +17,13 @@ What a rule may know beyond its file comes from the program model, through this 
 ``RuleContext.program`` (a :class:`ProgramView`, plain data about the other files) and
 :mod:`ts2export.rule.callsites` (the call-site questions of the TSX3xx family).
 
-Imports: ``ts2export.edits``, ``ts2export.model`` (the view and the call-site part) and libcst.
+Imports: ``ts2export.edits``, ``ts2export.quoting``, ``ts2export.model`` (the view and the call-site part) and libcst.
 Rules never import the engine; the engine finds rules without naming them.
 """
 
 from ts2export.edits import Applicability, Edit, Fix, Import, Replacement
 from ts2export.model.callsites.syntax import argument
+from ts2export.quoting import comment as comment_line, inline, inline_node
 from ts2export.model.view import ProgramView, object_key
 from ts2export.rule.base import TORCHSCRIPT_PREFIXES, Rule, TextRule, defs_from
 from ts2export.rule.context import RuleContext
@@ -46,6 +47,9 @@ __all__ = [
     "TORCHSCRIPT_PREFIXES",
     "TextFinding",
     "argument",
+    "comment_line",
+    "inline",
+    "inline_node",
     "defs_from",
     "object_key",
 ]

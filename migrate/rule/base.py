@@ -17,6 +17,7 @@ from libcst.metadata import (
 )
 
 from ts2export.edits import Applicability, Edit, Fix, Import, Replacement
+from ts2export.quoting import inline_node
 from ts2export.rule.context import RuleContext
 from ts2export.rule.examples import Invalid, Valid
 from ts2export.rule.findings import Alternative, TextFinding
@@ -99,6 +100,10 @@ class _RuleMeta:
     #: The construct, left as it is, makes ``torch.export`` fail (or compute something else): an
     #: entry point that exports code holding it waits until it is fixed.
     blocks_export: ClassVar[bool] = False
+    #: A trace records one path through the construct (the branch its example took): the fix keeps
+    #: every path, so a program exported from a trace that reaches it would compute something else
+    #: than the trace for other inputs. A trace that reaches the construct stays, with that reason.
+    trace_takes_one_path: ClassVar[bool] = False
     #: The rule reports the sites the program model groups into migration units (entry points,
     #: saves, loads, passes over a module). A fix of one that other fixes of the same run made
     #: possible waits for the next run, which decides its unit with it.
@@ -351,6 +356,11 @@ class Rule(_RuleMeta, cst.BatchableCSTVisitor):
     @staticmethod
     def code_of(node: cst.CSTNode) -> str:
         return cst.Module(body=[]).code_for_node(node)
+
+    @staticmethod
+    def shown(node: cst.CSTNode) -> str:
+        """A node's code as a message or comment quotes it: one line, no comments, short."""
+        return inline_node(node)
 
     @staticmethod
     def parse_expr(code: str) -> cst.BaseExpression:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ts2export.edits import Applicability, Fix
+from ts2export.quoting import one_line
 
 
 @dataclass(frozen=True)
@@ -18,6 +19,9 @@ class Alternative:
     edits: tuple
     imports: tuple = ()
     message: str = ""
+
+
+_SAID = frozenset({"message", "held", "held_unsafe", "switched", "alternative_message"})
 
 
 @dataclass
@@ -45,6 +49,12 @@ class Finding:
     alternative_message: str | None = None  # the alternative's message (kept: plain data)
     alternative_spans: tuple | None = None  # fix_spans of the alternative (None: there is none)
     switched: str | None = None  # why the program model chose the alternative fix (None: it did not)
+
+    def __setattr__(self, name: str, value) -> None:
+        # what a finding says is one line wherever it is set (quoted code may span lines)
+        if name in _SAID and isinstance(value, str):
+            value = one_line(value)
+        object.__setattr__(self, name, value)
 
     def switch(self, why: str) -> None:
         """Take the alternative fix (the program model's choice): its fix, spans and message."""

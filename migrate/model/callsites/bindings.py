@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
-from ts2export.model.callsites.syntax import Asker, PASSES, REBIND_METHODS, argument, call_name, code, enclosing
+from ts2export.model.callsites.syntax import Asker, PASSES, REBIND_METHODS, argument, call_name, code, enclosing, shown
 
 
 def self_attribute(rule: Asker, node: cst.BaseExpression) -> str | None:
@@ -106,7 +106,7 @@ def binding(rule: Asker, call: cst.BaseExpression) -> Binding:
             nodes = _class_self_attributes(rule, cls, attr)
             stores = [n for n in nodes if _is_store(rule, n)]
             return _with_rebinds(rule, target, stores, [n for n in nodes if not _is_store(rule, n)], f"`self.{attr}`")
-        return Binding(target, problem=f"the result is bound to `{code(target)}`")
+        return Binding(target, problem=f"the result is bound to `{shown(target)}`")
     if isinstance(parent, (cst.AnnAssign, cst.AugAssign, cst.NamedExpr)):
         return Binding(None, problem="the result is bound by an annotated or walrus assignment")
     return Binding(None, [call])

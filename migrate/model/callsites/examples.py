@@ -13,7 +13,7 @@ from libcst.metadata import ScopeProvider
 
 from ts2export.edits import Import
 from ts2export.model.callsites.bindings import assigned_value, binding
-from ts2export.model.callsites.syntax import Asker, TRACE, module_of, argument, code, enclosing
+from ts2export.model.callsites.syntax import Asker, TRACE, module_of, argument, code, enclosing, shown
 from ts2export.model.callsites.uses import classify_use, value_expr
 
 
@@ -182,7 +182,7 @@ def dims_spec(rule: Asker, expr: cst.BaseExpression, dim: str, ref: str | None,
         if bounded:  # the bound must hold the example's own size
             return f"{{i: {dim}.AUTO(max=max({DEFAULT_MAX}, 8 * {ref}.shape[i])) for i in range({ref}.dim())}}", None, []
         return f"{{i: {dim}.AUTO for i in range({ref}.dim())}}", None, []
-    return None, f"cannot tell the rank of the example `{code(expr)}`; bind it to a variable first", []
+    return None, f"cannot tell the rank of the example `{shown(expr)}`; bind it to a variable first", []
 
 
 def batch_one(rule: Asker) -> str:
@@ -194,7 +194,7 @@ def batch_one(rule: Asker) -> str:
 
 
 def _batch_one_problem(expr: cst.BaseExpression, size: int) -> str:
-    return (f"the example `{code(expr)}` has size {size} in dimension 0: torch.export specializes dims of "
+    return (f"the example `{shown(expr)}` has size {size} in dimension 0: torch.export specializes dims of "
             "size 0/1, so the exported program would reject the other batch sizes that the TorchScript "
             "artifact accepted, and nothing in the checked files shows the sizes it is called with; use an "
             "example of size >= 2 there (or call the artifact at the sizes you serve) and run apply again"
@@ -265,12 +265,12 @@ def export_args(rule: Asker, example: cst.BaseExpression | None, kw: cst.BaseExp
             per_dim = f"{dim}.AUTO(max=max({DEFAULT_MAX}, 8 * v.shape[i]))" if bounded else f"{dim}.AUTO"
             shapes = f"{{k: {{i: {per_dim} for i in range(v.dim())}} for k, v in {kw.value}.items()}}"
             return ExportArgs("()", kw.value, shapes), None
-        return None, f"cannot see the keyword inputs `{code(kw)}`; write them as a dict literal or a name"
+        return None, f"cannot see the keyword inputs `{shown(kw)}`; write them as a dict literal or a name"
     tensor = is_tensor_expr(rule, example)
     if tensor is None and isinstance(example, cst.Name):
         tensor = True  # a parameter or the result of a call: trace's common case, one tensor (export fails loudly otherwise)
     if tensor is None:
-        return None, (f"cannot tell whether the example `{code(example)}` is one tensor or a tuple of inputs; "
+        return None, (f"cannot tell whether the example `{shown(example)}` is one tensor or a tuple of inputs; "
                       "bind it to a tensor factory call or write the tuple")
     if tensor:
         srcs = [example]
@@ -280,7 +280,7 @@ def export_args(rule: Asker, example: cst.BaseExpression | None, kw: cst.BaseExp
     else:
         literal = example if isinstance(example, (cst.Tuple, cst.List)) else assigned_value(rule, example)
         if not isinstance(literal, (cst.Tuple, cst.List)) or any(type(e) is not cst.Element for e in literal.elements):
-            return None, f"cannot see the elements of the example `{code(example)}`"
+            return None, f"cannot see the elements of the example `{shown(example)}`"
         srcs = [e.value for e in literal.elements]
         if isinstance(example, cst.Name):
             refs = [f"{example.value}[{i}]" for i in range(len(srcs))]

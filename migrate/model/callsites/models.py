@@ -7,7 +7,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ts2export.model.callsites.bindings import assigned_value, definition
-from ts2export.model.callsites.syntax import Asker, REBIND_METHODS, RNN_LAYERS, code
+from ts2export.model.callsites.syntax import Asker, REBIND_METHODS, RNN_LAYERS, code, shown
 
 
 def model_class(rule: Asker, model: cst.BaseExpression) -> cst.ClassDef | None:
@@ -139,22 +139,22 @@ def recurrent_layers(rule: Asker, cls: cst.ClassDef | None, seen: set | None = N
 def model_problem(rule: Asker, model: cst.BaseExpression, verb: str, functions: bool = False) -> str | None:
     kind = model_kind(rule, model)
     if kind == "unknown":
-        return (f"ts2export cannot tell whether `{code(model)}` is a module or a function (it is bound to both, or its "
+        return (f"ts2export cannot tell whether `{shown(model)}` is a module or a function (it is bound to both, or its "
                 "value is not visible in the checked files: a parameter that nothing calls, a value built at run time), "
                 "and torch.export.export takes a module only; if it is always an nn.Module, annotate it "
                 "(`model: torch.nn.Module`) or check the files that call this code together")
     if kind == "class":
-        return f"`{code(model)}` is a class, not a module instance: {verb} an instance"
+        return f"`{shown(model)}` is a class, not a module instance: {verb} an instance"
     if kind == "function" and not functions:
-        return (f"`{code(model)}` is a function: torch.export.export wants an nn.Module; wrap it "
-                f"(`class {code(model).title().replace('_', '')}(torch.nn.Module): def forward(self, *a): return {code(model)}(*a)`) and {verb} the module")
+        return (f"`{shown(model)}` is a function: torch.export.export wants an nn.Module; wrap it "
+                f"(`class {shown(model).title().replace('_', '')}(torch.nn.Module): def forward(self, *a): return {shown(model)}(*a)`) and {verb} the module")
     layers = recurrent_layers(rule, model_class(rule, model))
     call = rule.parent(rule.parent(model))
     if not layers and isinstance(call, cst.Call):
         defs = rule.enclosing_defs(call)
         layers = list(rule.context.program.recurrent_in(defs[0] if defs else "", code(call)))
     if layers:
-        return (f"`{code(model)}` holds {', '.join('nn.' + x for x in sorted(set(layers)))}: torch.export specializes the sequence length "
+        return (f"`{shown(model)}` holds {', '.join('nn.' + x for x in sorted(set(layers)))}: torch.export specializes the sequence length "
                 f"of recurrent layers (verified with torch 2.13: `Guard failed: x.size()[1] == 5`), while the "
                 f"TorchScript artifact accepted any length; export once per sequence length you serve, or pad "
                 f"inputs to one length, and then replace this call by hand")
@@ -164,7 +164,7 @@ def model_problem(rule: Asker, model: cst.BaseExpression, verb: str, functions: 
         if branches:
             then = ("took the other branch at other sizes" if verb == "script" else
                     "had baked the example's branch in and ran it at every size")
-            return (f"the forward of `{code(model)}` branches in Python on the size of an input ({branches[0]}): the export "
+            return (f"the forward of `{shown(model)}` branches in Python on the size of an input ({branches[0]}): the export "
                     f"keeps the branch its example takes and guards the size (verified with torch 2.13: a call at a "
                     f"size across the line raises `Guard failed: x.size()[0] <= 3`), where TorchScript {then}; write "
                     "the branch with `torch.cond` (whose predicate may read sizes) and check the outputs, then replace "

@@ -11,11 +11,12 @@ from typing import Callable
 import libcst as cst
 
 from ts2export.edits import Applicability, Edit, Import
+from ts2export import quoting
 from ts2export.model.callsites.bindings import binding, definition
 from ts2export.model.callsites.examples import ExportArgs
 from ts2export.model.callsites.syntax import (
     Asker, FREEZE, JIT_LOAD, JIT_SAVE, LITE_METHODS, MODULE_METHODS, OPTIMIZE, OPTIMIZE_FOR_INFERENCE, SCRIPT, TRACE,
-    TRACE_MODULE, module_of, argument, code, enclosing,
+    TRACE_MODULE, module_of, argument, code, enclosing, shown,
 )
 from ts2export.model.callsites.uses import Use, is_false, classify_use, mode_edit, value_expr
 
@@ -81,15 +82,15 @@ def plan_uses(rule: Asker, call: cst.Call, new_code: Callable[[bool], str], what
         single = isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1
         if method == "eval" or (method == "train" and is_false(argument(assign.value, 0, "mode"))):
             if not single:
-                plan.problem = f"`{code(assign)}` shares its line with other statements"
+                plan.problem = f"`{shown(assign)}` shares its line with other statements"
                 return plan
             plan.edits.append(Edit(line, cst.RemovalSentinel.REMOVE))
         elif method == "train":
-            plan.problem = (f"`{code(assign)}`: `.train()` on an exported module is not supported: training mode is "
+            plan.problem = (f"`{shown(assign)}`: `.train()` on an exported module is not supported: training mode is "
                             "fixed at export time")
             return plan
         elif plan.ep_mode:
-            plan.problem = f"`{code(assign)}` rebinds the {what}, which is also saved: move the program with torch.export.passes.move_to_device_pass"
+            plan.problem = f"`{shown(assign)}` rebinds the {what}, which is also saved: move the program with torch.export.passes.move_to_device_pass"
             return plan
         elif method in ("to", "cuda", "cpu") and not any("move_to_device_pass" in n for n in plan.notes):
             plan.notes.append(f"`.{method}(...)` on the exported module moves its parameters; tensors created in the graph keep "
@@ -133,12 +134,12 @@ def _through_freezes(rule: Asker, uses: list[Use]) -> tuple[list[Use], str | Non
             continue
         b = binding(rule, value_expr(rule, call))
         if b.problem:
-            return out, f"cannot follow the result of `{code(call.func)}(...)` ({b.problem})"
+            return out, f"cannot follow the result of `{shown(call.func)}(...)` ({b.problem})"
         if b.target is None:  # used in place: `torch.jit.freeze(m).save(p)`
             todo.append(classify_use(rule, call))
         else:
             if b.rebinds:
-                return out, f"`{code(b.target)}`, the result of `{code(call.func)}(...)`, is rebound"
+                return out, f"`{shown(b.target)}`, the result of `{shown(call.func)}(...)`, is rebound"
             todo.extend(classify_use(rule, r) for r in b.uses)
     return out, None
 
@@ -275,7 +276,7 @@ def explain(rule: Asker, plan: Plan, value: cst.BaseExpression, comment: str) ->
     line.visit(_V())
     if any(id(e.node) in inside for e in plan.edits if e is not first):
         return  # another edit in the same statement: keep the edits apart
-    note = cst.EmptyLine(indent=True, whitespace=cst.SimpleWhitespace(""), comment=cst.Comment(comment))
+    note = cst.EmptyLine(indent=True, whitespace=cst.SimpleWhitespace(""), comment=quoting.comment(comment))
     new_line = line.deep_replace(value, first.replacement)
     new_line = new_line.with_changes(leading_lines=[*line.leading_lines, note])
     plan.edits[plan.edits.index(first)] = Edit(line, new_line)

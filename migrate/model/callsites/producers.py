@@ -7,6 +7,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ts2export.edits import Applicability, Edit, Import
+from ts2export.quoting import inline_node
 from ts2export.model.callsites.bindings import assigned_value, binding, definition
 from ts2export.model.callsites.examples import (
     ExportArgs, example_elements, relative_path, script_names, specialized_but_checked, dim_name, evidence_of,
@@ -17,7 +18,7 @@ from ts2export.model.callsites.plans import Plan, OWNERS, export_code, explain, 
 from ts2export.model.callsites.programs import plan_programs, plan_trace_module
 from ts2export.model.callsites.syntax import (
     Asker, EXPORT, EXPORT_LOAD, JIT_LOAD, LITE_METHODS, MODULE_METHODS, MOVE, OPTIMIZE, SCRIPT, TRACE, TRACE_MODULE,
-    argument, call_name, code,
+    argument, call_name, code, shown,
 )
 from ts2export.model.callsites.uses import Use, classify_use, mode_edit, value_expr
 
@@ -38,7 +39,7 @@ def plan_for(rule: Asker, call: cst.Call) -> Plan:
     if name == TRACE_MODULE:
         problem, edits, imports = plan_trace_module(rule, call)
         return Plan(edits, imports, ep_mode=True, problem=problem, multi=True)
-    return Plan(problem=f"`{code(call.func)}(...)` is not a program this tool can export")
+    return Plan(problem=f"`{shown(call.func)}(...)` is not a program this tool can export")
 
 
 FUNCTION_HELPER = '''class FunctionAsModule(torch.nn.Module):
@@ -98,7 +99,7 @@ def _expects_warnings(rule: Asker, call: cst.Call) -> str | None:
         if isinstance(node, cst.With):
             for item in node.items:
                 if isinstance(item.item, cst.Call) and rule.matches(item.item.func, "pytest.warns", "pytest.deprecated_call"):
-                    return (f"the trace runs inside `with {code(item.item)}` (line {rule.position(node).start.line}): the "
+                    return (f"the trace runs inside `with {shown(item.item)}` (line {rule.position(node).start.line}): the "
                             "test expects the tracer's warnings (values baked into the trace), which torch.export does not "
                             "give and may fail on; it tests TorchScript itself, so it stays")
         node = rule.parent(node)
@@ -127,12 +128,12 @@ def _function_inputs_problem(rule: Asker, fn: cst.BaseExpression, example: cst.B
         if shown is not None and shown not in TENSOR_ANNOTATIONS:
             what = ("a structure of tensors, whose dynamic shapes ts2export cannot spell from here" if "Tensor" in shown
                     else "not a tensor: torch.export takes tensors (and lists, tuples and dicts of them)")
-            return (f"the example `{code(value)}` goes to `{param.name.value}: {shown}` of `{code(fn)}`, {what}, so the "
+            return (f"the example `{shown(value)}` goes to `{param.name.value}: {shown}` of `{shown(fn)}`, {what}, so the "
                     "export would fail where the trace ran; export a module whose inputs are tensors by hand")
         made = assigned_value(rule, value) if isinstance(value, cst.Name) else value
         if shown is None and isinstance(made, cst.Call) and is_tensor_expr(rule, made) is None:
-            return (f"cannot tell whether the example `{code(value)}` (from `{code(made.func)}(...)`) is a tensor, and "
-                    f"`{code(fn)}`'s parameter `{param.name.value}` does not say: torch.export takes tensors (and lists, "
+            return (f"cannot tell whether the example `{shown(value)}` (from `{shown(made.func)}(...)`) is a tensor, and "
+                    f"`{shown(fn)}`'s parameter `{param.name.value}` does not say: torch.export takes tensors (and lists, "
                     "tuples and dicts of them); bind it to a tensor factory call, annotate the parameter, or export by hand")
     return None
 
@@ -141,7 +142,7 @@ def _plan_function(rule: Asker, call: cst.Call, fn: cst.BaseExpression, ex: Expo
     """A traced plain function: export it through a small ``FunctionAsModule`` wrapper defined just
     before the statement (torch.export.export wants an nn.Module)."""
     if ex.kwargs:
-        return Plan(problem=f"`{code(fn)}` is a function traced with keyword inputs: wrap it in an nn.Module by hand")
+        return Plan(problem=f"`{shown(fn)}` is a function traced with keyword inputs: wrap it in an nn.Module by hand")
     plan = plan_uses(rule, call, lambda ep: f"torch.export.export(FunctionAsModule({code(fn)}), {ex.args}, "
                                             f"dynamic_shapes=({ex.shapes},))", "traced function")
     if plan.problem:
@@ -150,7 +151,7 @@ def _plan_function(rule: Asker, call: cst.Call, fn: cst.BaseExpression, ex: Expo
         use = classify_use(rule, ref)
         if use.kind == "call" and isinstance(use.outer, cst.Call) and any(a.keyword is not None for a in use.outer.args):
             line = rule.position(use.outer).start.line
-            return Plan(problem=(f"the traced `{code(fn)}` is called with keyword arguments (line {line}), which the "
+            return Plan(problem=(f"the traced `{shown(fn)}` is called with keyword arguments (line {line}), which the "
                                  "exported function does not take (its inputs are positional): pass them by position, "
                                  "then run apply again"))
     first = plan.edits[0]
@@ -158,13 +159,13 @@ def _plan_function(rule: Asker, call: cst.Call, fn: cst.BaseExpression, ex: Expo
     line = rule.parent(assign) if assign is not None else None
     if not (isinstance(assign, cst.Assign) and assign.value is first.node and isinstance(line, cst.SimpleStatementLine)
             and len(line.body) == 1):
-        return Plan(problem=f"`{code(fn)}` is a function: bind its trace to a name in a statement of its own, or wrap it "
+        return Plan(problem=f"`{shown(fn)}` is a function: bind its trace to a name in a statement of its own, or wrap it "
                             "in an nn.Module by hand")
     helper = cst.parse_statement(FUNCTION_HELPER).with_changes(leading_lines=line.leading_lines)
     blank = [cst.EmptyLine(indent=False)] * (2 if isinstance(rule.parent(line), cst.Module) else 1)
     new_line = line.with_changes(body=[assign.with_changes(value=first.replacement)], leading_lines=blank)
     plan.edits[0] = Edit(line, cst.FlattenSentinel([helper, new_line]))
-    plan.notes.append(f"`{code(fn)}` is a function: exported through a `FunctionAsModule` wrapper defined before the statement")
+    plan.notes.append(f"`{shown(fn)}` is a function: exported through a `FunctionAsModule` wrapper defined before the statement")
     return plan
 
 
@@ -224,8 +225,8 @@ def plan_eager(rule: Asker, call: cst.Call, why: str) -> Plan | None:
     plan = Plan(eager=True)
     plan.edits.append(Edit(call, model))
     plan.notes.append(why)
-    explain(rule, plan, call, f"# ts2export: `{code(call)}` only sped up the calls below; the module runs eager "
-                              f"(torch.compile({code(model)}) compiles it again)")
+    explain(rule, plan, call, f"# ts2export: `{inline_node(call)}` only sped up the calls below; the module runs eager "
+                              f"(torch.compile({inline_node(model)}) compiles it again)")
     return plan
 
 
@@ -331,7 +332,7 @@ def _plan_script_export(rule: Asker, call: cst.Call) -> Plan:
             seen = (f"the calls at {', '.join(evidence['where'][:3])} pass tensors whose shapes or dtypes are not "
                     "visible; ")
         return Plan(problem=(source + "; " if source else "") + seen + (
-            f"`torch.jit.script({code(model)})` needs example inputs to export and nothing here shows them: add "
+            f"`torch.jit.script({shown(model)})` needs example inputs to export and nothing here shows them: add "
             f"`# ts2export: inputs=(torch.ones(2, 8),)` (your shapes; ones/zeros leave the random number generator alone) "
             f"on this line, or `\"{relative_path(rule)}::{name}\" = \"(torch.ones(2, 8),)\"` under "
             "[tool.ts2export.inputs] in pyproject.toml, or run the program under `ts2export record -- python ...` "
@@ -448,7 +449,7 @@ def _plan_load_methods(rule: Asker, call: cst.Call, path, loc, extra, uses: list
                 return Plan(problem=why)
             plan.edits.append(edit)
         else:
-            return Plan(problem=(f"`{code(u.outer or u.node)}` (line {rule.position(u.node).start.line}) has no rewrite "
+            return Plan(problem=(f"`{shown(u.outer or u.node)}` (line {rule.position(u.node).start.line}) has no rewrite "
                                  "for a set of exported programs"))
     plan.methods = sorted(set(methods))
     plan.notes.append(f"methods {', '.join(f'`{m}`' for m in sorted(set(methods)))} are read from the pt2 archive as separate "

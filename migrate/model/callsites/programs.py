@@ -10,7 +10,7 @@ from ts2export.edits import Edit, Import
 from ts2export.model.callsites.bindings import binding
 from ts2export.model.callsites.examples import dim_name, export_args
 from ts2export.model.callsites.models import model_problem
-from ts2export.model.callsites.syntax import Asker, JIT_SAVE, argument, code
+from ts2export.model.callsites.syntax import Asker, JIT_SAVE, argument, code, shown
 from ts2export.model.callsites.uses import classify_use, mode_edit
 
 
@@ -41,7 +41,7 @@ def plan_trace_module(rule: Asker, node: cst.Call) -> tuple[str | None, list[Edi
     if not isinstance(inputs, cst.Dict) or not all(
         isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) for e in inputs.elements
     ):
-        return f"write the example inputs `{code(inputs)}` as a dict literal {{\"method\": inputs}}", [], []
+        return f"write the example inputs `{shown(inputs)}` as a dict literal {{\"method\": inputs}}", [], []
     pairs = [(e.key.evaluated_value, e.value) for e in inputs.elements]
     return plan_programs(rule, node, model, pairs, inputs.elements[0].key.quote)
 
@@ -51,7 +51,7 @@ def plan_programs(rule: Asker, node: cst.Call, model: cst.BaseExpression, pairs:
     """One exported program per (method, example inputs), in a dict bound where ``node`` was bound."""
     if len(pairs) > 1 and not isinstance(model, (cst.Name, cst.Attribute)):
         # each program exports the module again: an expression would build a new one each time
-        return f"bind `{code(model)}` to a name first (each method's program exports the same module)", [], []
+        return f"bind `{shown(model)}` to a name first (each method's program exports the same module)", [], []
     dim, imports = dim_name(rule, node)
     assign = rule.parent(node)
     line = rule.parent(assign) if assign is not None else None
@@ -117,7 +117,7 @@ def plan_programs(rule: Asker, node: cst.Call, model: cst.BaseExpression, pairs:
             imports = [*imports, Import("pathlib"), Import("executorch.exir", "to_edge_transform_and_lower"),
                        Import("executorch.backends.xnnpack.partition.xnnpack_partitioner", "XnnpackPartitioner")]
         else:
-            return (f"`{code(u.outer or ref)}` (line {rule.position(ref).start.line}) has no rewrite for a set of "
+            return (f"`{shown(u.outer or ref)}` (line {rule.position(ref).start.line}) has no rewrite for a set of "
                     "exported programs"), [], []
     helper = cst.parse_statement(HELPER).with_changes(leading_lines=line.leading_lines)
     new_line = line.with_changes(body=[assign.with_changes(value=cst.parse_expression("{" + ", ".join(entries) + "}"))],

@@ -7,6 +7,8 @@ from typing import Any, Protocol
 
 import libcst as cst
 
+from ts2export.quoting import inline_node
+
 
 TRACE = "torch.jit.trace"
 TRACE_MODULE = "torch.jit.trace_module"
@@ -44,6 +46,11 @@ def argument(call: cst.Call, index: int | None, keyword: str | None = None) -> c
 
 def code(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
+
+
+def shown(node: cst.CSTNode) -> str:
+    """A node's code as a message quotes it: one line, without comments, short (ts2export.quoting)."""
+    return inline_node(node)
 
 
 def call_name(rule: Asker, call: cst.Call) -> str | None:

@@ -8,7 +8,7 @@ import libcst as cst
 from ts2export.model.callsites.bindings import origin, path_literal
 from ts2export.model.callsites.models import script_module_instance
 from ts2export.model.callsites.producers import plan_for, plan_instance_save
-from ts2export.model.callsites.syntax import Asker, JIT_SAVE, module_of, argument, code
+from ts2export.model.callsites.syntax import Asker, JIT_SAVE, module_of, argument, code, shown
 
 
 def writers(rule: Asker, path_expr: cst.BaseExpression, methods: list[str] | None = None) -> tuple[str, str | None]:
@@ -34,7 +34,7 @@ def writers(rule: Asker, path_expr: cst.BaseExpression, methods: list[str] | Non
             if not saving or not any(path_literal(rule, a.value) == value for a in node.args):
                 return
             line = rule.position(node).start.line
-            lines.append(f"{line} (`{code(func)}`)")
+            lines.append(f"{line} (`{shown(func)}`)")
             source = origin(rule, receiver) if receiver is not None else None
             if saving == "torch.export.save":
                 return
