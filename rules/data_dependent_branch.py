@@ -91,6 +91,7 @@ class DataDependentBranch(Rule):
     summary = "`if` on a tensor value: torch.export cannot trace it; use `torch.cond`"
     applicability = Applicability.UNSAFE
     blocks_export = True
+    trace_takes_one_path = True  # a trace kept the branch its example took; torch.cond keeps both
     triggers = ("Module",)
     # Only the methods `forward` runs (and those TorchScript compiles as entry points, named with
     # `torch.jit.export` or `script_method`) are looked at.

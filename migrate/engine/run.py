@@ -244,6 +244,7 @@ def _scan_findings(results: Sequence[FileResult], mode: str) -> list[ScanFinding
                 keeps_torchscript=bool(getattr(rule, "keeps_torchscript", False)),
                 keeps_tracing=bool(getattr(rule, "keeps_tracing", False)),
                 blocks_export=bool(getattr(rule, "blocks_export", False)),
+                trace_takes_one_path=bool(getattr(rule, "trace_takes_one_path", False)),
                 fix_spans=f.fix_spans, defs=f.defs, alternative_spans=f.alternative_spans,
             ))
     return out

@@ -210,6 +210,17 @@ class Solver:
                 if (self.proof(s) or {}).get("verdict") == "proven":
                     continue  # the recording exported it and compared: evidence beats the static guess
                 defs, unknown = reach[id(s)]
+                if s.kind == ENTRY_TRACE:
+                    fi = next((fi for fi in self.findings if fi.trace_takes_one_path
+                               and any((fi.path, q) in defs for q in fi.defs)), None)
+                    if fi is not None:
+                        why = (f"the trace recorded one path through {fi.rule_id} in `{fi.defs[0]}` ({fi.where}): "
+                               "TorchScript runs the branch its example took for every input, and the exported "
+                               "program would decide per input, so outputs could change; trace with an example of each "
+                               "case and check, or script the model, then apply again")
+                        for own in s.findings:
+                            changed |= hold_export(own, why)
+                        continue
                 for fi in self.findings:
                     if not fi.blocks_export or fixable(fi):
                         continue
