@@ -6,7 +6,7 @@ from pathlib import Path
 
 import torch
 
-from ts2export.engine.corpus import import_program, load_case, migrate_tree
+from ts2export.harness.corpus import import_program, load_case, migrate_tree
 
 CASE = Path(__file__).resolve().parent.parent / "corpus" / "catalog_mixed" / "everything"
 

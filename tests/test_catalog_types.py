@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ts2export.engine.corpus import import_program
+from ts2export.harness.corpus import import_program
 
 torch = pytest.importorskip("torch")
 

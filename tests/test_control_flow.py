@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ts2export.engine.corpus import import_program
+from ts2export.harness.corpus import import_program
 from ts2export.engine import Options, Task, process_bytes
 
 torch = pytest.importorskip("torch")

@@ -5,7 +5,7 @@ import functools
 
 import pytest
 
-from ts2export.engine.corpus import all_cases, compare_outputs, migrate_tree, run_program, source_files
+from ts2export.harness.corpus import all_cases, compare_outputs, migrate_tree, run_program, source_files
 
 CASES = all_cases()
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from tests.variants import VARIANTS, variant
-from ts2export.engine.corpus import (
+from ts2export.harness.corpus import (
     all_cases, case_options, compare_outputs, record_program, run_program, run_tree, source_files,
 )
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import tomllib
@@ -31,6 +30,7 @@ from ts2export.engine.config import Config, load_config
 from ts2export.engine.discovery import file_kind
 from ts2export.engine.run import analyze
 from ts2export.engine.tasks import FileResult, Options, Task
+from ts2export.runner import run_python
 
 # The checkout's corpus (migrate/engine/corpus.py -> the checkout), or TS2EXPORT_CORPUS (an
 # installed copy of ts2export run against a checkout's tests).
@@ -110,23 +110,40 @@ class Migration:
     rolled_back: dict[str, str] = field(default_factory=dict)  # units it rolled back, with the failing tests
 
 
-def record_program(case: Case, into: Path, extra_files: dict[str, bytes] | None = None) -> Path:
-    """Run the case's program (optionally overlaid with ``extra_files``, a variant) under `ts2export
-    record` in a scratch copy; the recording's path."""
+PROGRAM_ENV = {"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1"}
+QUIET = ("ignore::DeprecationWarning",)  # TorchScript's deprecation warnings, as `python -W` takes them
+
+
+def _scratch(tree: Path, into: Path, extra_files: dict[str, bytes] | None) -> Path:
+    """A scratch copy of ``tree`` in ``into``/prog, overlaid with ``extra_files``."""
     work = into / "prog"
-    shutil.copytree(case.before, work, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(tree, work, ignore=shutil.ignore_patterns("__pycache__"))
     for rel, data in (extra_files or {}).items():
         (work / rel).parent.mkdir(parents=True, exist_ok=True)
         (work / rel).write_bytes(data)
+    return work
+
+
+def record_program(case: Case, into: Path, extra_files: dict[str, bytes] | None = None) -> Path:
+    """Run the case's program (optionally overlaid with ``extra_files``, a variant) under `ts2export
+    record` in a scratch copy; the recording's path. The program runs in the warm runner
+    (``ts2export.runner``): recorded as `ts2export record -- python main.py OUT` records it, by the
+    bootstrap on its PYTHONPATH, with the proof at its exit."""
+    from ts2export.record.run import record
+
+    work = _scratch(case.before, into, extra_files)
     recording = into / "ts2export-recording.json"
-    env = dict(os.environ, PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1")
-    proc = subprocess.run(
-        [sys.executable, "-m", "ts2export", "record", "-q", "-o", str(recording), "--",
-         sys.executable, "-W", "ignore::DeprecationWarning", case.entry, str(into / "outputs.pt")],
-        cwd=work, env=env, capture_output=True, text=True, timeout=case.timeout,
-    )
-    if proc.returncode != 0 or not recording.is_file():
-        raise RuntimeError(f"recording {case.name} failed ({proc.returncode}):\n{(proc.stdout + proc.stderr)[-4000:]}")
+    env = dict(os.environ, **PROGRAM_ENV)
+    log: list[str] = []
+
+    def launch(command: list[str], run_env: dict[str, str], cwd: str) -> int:
+        done = run_python(command[1:], cwd, run_env, case.timeout, QUIET)
+        log.append(done.stdout + done.stderr)
+        return done.returncode
+
+    result = record([sys.executable, case.entry, str(into / "outputs.pt")], recording, cwd=work, env=env, launch=launch)
+    if result.exit_code != 0 or not recording.is_file():
+        raise RuntimeError(f"recording {case.name} failed ({result.exit_code}):\n{''.join(log)[-4000:]}")
     return recording
 
 
@@ -202,24 +219,18 @@ def gated_tree(case: Case, files: dict[str, bytes], mode: str) -> Migration:
 
 
 def run_program(tree: Path, entry: str, timeout: float, extra_files: dict[str, bytes] | None = None) -> tuple[object, str]:
-    """Run ``entry`` in a scratch copy of ``tree`` (optionally overlaid); return (outputs, log)."""
+    """Run ``entry`` in a scratch copy of ``tree`` (optionally overlaid); return (outputs, log).
+    It runs in the warm runner (``ts2export.runner``): as ``python entry OUT`` would, without
+    paying for a new interpreter and torch's import."""
     import torch
 
     with tempfile.TemporaryDirectory(prefix="ts2export-case-") as tmp:
-        work = Path(tmp) / "prog"
-        shutil.copytree(tree, work, ignore=shutil.ignore_patterns("__pycache__"))
-        for rel, data in (extra_files or {}).items():
-            (work / rel).parent.mkdir(parents=True, exist_ok=True)
-            (work / rel).write_bytes(data)
+        work = _scratch(tree, Path(tmp), extra_files)
         out_file = Path(tmp) / "outputs.pt"
-        env = dict(os.environ, PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1")
-        proc = subprocess.run(
-            [sys.executable, "-W", "ignore::DeprecationWarning", entry, str(out_file)],
-            cwd=work, env=env, capture_output=True, text=True, timeout=timeout,
-        )
-        log = proc.stdout + proc.stderr
-        if proc.returncode != 0:
-            raise RuntimeError(f"{entry} exited {proc.returncode}:\n{log[-4000:]}")
+        done = run_python([entry, str(out_file)], work, dict(os.environ, **PROGRAM_ENV), timeout, QUIET)
+        log = done.stdout + done.stderr
+        if done.returncode != 0:
+            raise RuntimeError(f"{entry} exited {done.returncode}:\n{log[-4000:]}")
         if not out_file.is_file():
             raise RuntimeError(f"{entry} wrote no outputs to argv[1]")
         return torch.load(out_file, weights_only=False), log

@@ -20,6 +20,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from ts2export.record import merge as record_merge
 
@@ -115,10 +116,14 @@ def check_output(output: Path) -> None:
 
 def record(command: list[str], output: Path, samples_per_method: int = record_merge.SAMPLES_PER_METHOD,
            sample_bytes: int = record_merge.SAMPLE_FILE_BYTES, prove: bool = True,
-           prove_seconds: float = PROVE_SECONDS) -> RecordResult:
+           prove_seconds: float = PROVE_SECONDS, cwd: Path | None = None, env: dict[str, str] | None = None,
+           launch: Callable[[list[str], dict[str, str], str], int] | None = None) -> RecordResult:
     """Run `command` recorded; write the recording to `output`. Raises RecordError on user errors
     (the command cannot start, the output cannot be written). `prove`: when each process ends,
-    export what it scripted or traced and compare (at most `prove_seconds` per call site)."""
+    export what it scripted or traced and compare (at most `prove_seconds` per call site). `cwd`:
+    where the command runs (default: here); `env`: its environment, before the recorder's
+    variables (default: this process's). `launch(command, env, cwd)`: how to run it and get its
+    return code (default: a child process with this process's standard streams)."""
     if not command:
         raise RecordError("no command to record: ts2export record -- CMD [ARGS]...")
     output = Path(output)
@@ -131,24 +136,24 @@ def record(command: list[str], output: Path, samples_per_method: int = record_me
         shards.mkdir()
         hooks = (Path(__file__).parent / "hooks" / "__init__.py").resolve()  # a package loaded by path
         (boot / "sitecustomize.py").write_text(BOOTSTRAP.format(shard_env=SHARD_ENV, hooks=str(hooks)), encoding="utf-8")
-        env = dict(os.environ)
+        env = dict(os.environ if env is None else env)
         env["PYTHONPATH"] = str(boot) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         env[SHARD_ENV] = str(shards)
         env[SAMPLES_ENV] = str(max(0, samples_per_method))
         env[PROVE_ENV] = "1" if prove else "0"
         env[PROVE_SECONDS_ENV] = repr(float(prove_seconds))
-        cwd = os.getcwd()
+        cwd = str(Path(cwd).resolve()) if cwd is not None else os.getcwd()
         started = time.monotonic()
-        returncode = _run(command, env)
+        returncode = (launch or _run)(command, env, cwd)
         seconds = time.monotonic() - started
         return _write(shards, output, command, cwd, _exit_code(returncode), seconds, samples_per_method, sample_bytes)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _run(command: list[str], env: dict[str, str]) -> int:
+def _run(command: list[str], env: dict[str, str], cwd: str) -> int:
     try:
-        proc = subprocess.Popen(command, env=env)
+        proc = subprocess.Popen(command, env=env, cwd=cwd)
     except FileNotFoundError:
         raise RecordError(f"cannot run {command[0]!r}: command not found") from None
     except PermissionError:
