@@ -1,14 +1,10 @@
 #!/usr/bin/env bash
-# Set up, then run the main job over the bundled corpus: each case is a TorchScript-era program of
-# its own; for each, scan it (what is there, what apply --unsafe-fixes would hold back and why),
-# then show the diff `apply --unsafe-fixes` would write (nothing is written).
+# Set up, then run the main job over the bundled corpus: `apply --unsafe-fixes` on each of its
+# TorchScript-era programs, in memory (nothing is written but the HTML report), told in a page: the
+# findings per rule, what is held back and why, two of the diffs, and where the report went.
+# `bash scripts/demo.sh --full` prints every case's findings and diff instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 VENV=${TS2EXPORT_VENV:-.venv}
-for case in corpus/*/*/before; do
-  echo "== $case" >&2
-  "$VENV/bin/ts2export" scan --unsafe-fixes --no-progress "$case"
-  "$VENV/bin/ts2export" diff --unsafe-fixes --no-progress "$case" || [ $? -eq 1 ]
-  echo >&2
-done
+exec "$VENV/bin/python" -m ts2export.harness.demo "$@"
