@@ -48,7 +48,7 @@ sys.exit(int(code))
 
 @pytest.fixture(scope="module")
 def runner():
-    r = WarmRunner({"PYTHONHASHSEED": "0"}, preload=("torch",))
+    r = WarmRunner({"PYTHONHASHSEED": "0"})  # the default preload: torch, its export machinery, the CLI
     yield r
     r.close()
 

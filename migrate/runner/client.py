@@ -23,8 +23,13 @@ from ts2export.runner.server import FDS_ENV
 #: that differ in them cannot share a server.
 STARTUP_ENV = ("PYTHONHASHSEED", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                "TORCH_LOGS", "PYTORCH_JIT", "PYTHONUTF8", "PYTHONIOENCODING", "LANG", "LC_ALL")
-#: What a server imports before it forks, by default.
-PRELOAD = ("torch", "torch.export", "torch.utils._pytree", "libcst", "ts2export.cli")
+#: What a server imports before it forks, by default: torch, and what torch imports only when a
+#: program first exports (torch._dynamo, sympy, the fake tensors: over a thousand modules, most of
+#: a first export's cost), saves or compares; the CLI for a recorded run.
+PRELOAD = ("torch", "torch.export", "torch.utils._pytree", "torch._dynamo", "torch._export", "torch.export._trace",
+           "torch._functorch.aot_autograd", "torch._higher_order_ops", "torch._decomp", "torch._subclasses.fake_tensor",
+           "torch.fx.experimental.symbolic_shapes", "torch._export.serde.serialize", "torch.testing", "sympy",
+           "libcst", "ts2export.cli")
 WARM_ENV = "TS2EXPORT_WARM"  # "0": every run cold
 
 
@@ -69,6 +74,13 @@ class WarmRunner:
         self._answers = ans_r
         self._buffer = b""
         self.runs = 0
+        self.preloaded: list[str] | None = None  # set once the server said it is ready
+
+    def wait_ready(self) -> list[str]:
+        """Wait until the server has imported what it preloads; the modules it could import."""
+        if self.preloaded is None:
+            self.preloaded = self._answer(None)["ready"]
+        return self.preloaded
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -78,6 +90,7 @@ class WarmRunner:
         """Run ``python [-W opt]... argv`` (``argv``: a script and its arguments, or ``-m module``
         and its arguments) in ``cwd`` with exactly ``env``. Raises subprocess.TimeoutExpired."""
         with self._lock, tempfile.TemporaryDirectory(prefix="ts2export-run-") as tmp:
+            self.wait_ready()
             out, err = Path(tmp) / "stdout", Path(tmp) / "stderr"
             request = {"argv": [str(a) for a in argv], "cwd": str(cwd), "env": dict(env), "stdout": str(out),
                        "stderr": str(err), "stdin": stdin, "warnoptions": list(warnoptions)}

@@ -1,8 +1,8 @@
 """The warm runner's server: ``python -m ts2export.runner.server PRELOAD...``.
 
-It imports the modules named on its command line, then reads requests (one JSON object a line) from
-the file descriptor in ``TS2EXPORT_RUNNER_FDS`` ("read,write") and forks a child per request. It
-answers each request twice on the write descriptor: ``{"pid": N}`` once the child exists (the
+It imports the modules named on its command line and says ``{"ready": [the modules it loaded]}``,
+then reads requests (one JSON object a line) from the file descriptor in ``TS2EXPORT_RUNNER_FDS``
+("read,write") and forks a child per request. It answers each request twice on the write descriptor: ``{"pid": N}`` once the child exists (the
 client kills the child's process group on a timeout), then ``{"status": S}`` (the wait status)
 once it has ended. One request at a time; end of input ends the server.
 
@@ -38,6 +38,8 @@ def main(argv: list[str]) -> int:
     base = child.Base.capture()
     requests = os.fdopen(read_fd, "r", encoding="utf-8")
     answers = os.fdopen(write_fd, "w", encoding="utf-8")
+    answers.write(json.dumps({"ready": sorted(n for n in argv if n in sys.modules)}) + "\n")
+    answers.flush()
     for line in requests:
         if not line.strip():
             continue
