@@ -14,6 +14,26 @@ def _cache_outside_the_tree(tmp_path_factory, monkeypatch):
     monkeypatch.delenv("TS2EXPORT_NO_CACHE", raising=False)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _program_outputs_shared(tmp_path_factory):
+    """The corpus programs' outputs, kept for the session (ts2export.harness.corpus.run_program):
+    the original program of a case runs once, not once per test that compares against it. With
+    pytest-xdist the workers share the folder (each writes a whole file or none)."""
+    from ts2export.harness.corpus import OUTPUTS_CACHE_ENV
+
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder = root / "ts2export-program-outputs"
+    folder.mkdir(exist_ok=True)
+    saved = os.environ.get(OUTPUTS_CACHE_ENV)
+    os.environ[OUTPUTS_CACHE_ENV] = str(folder)
+    yield folder
+    if saved is None:
+        os.environ.pop(OUTPUTS_CACHE_ENV, None)
+    else:
+        os.environ[OUTPUTS_CACHE_ENV] = saved
+
+
 @pytest.fixture
 def run_cli(monkeypatch):
     """Run the CLI in-process: returns (exit code, stdout, stderr)."""

@@ -1,14 +1,14 @@
 """Call-site rules (TSX3xx) beyond their examples: config inputs, dataflow, and the torch/ExecuTorch
 behaviour their rewrites rely on (re-verified here so a torch upgrade that changes it fails a test)."""
 
-import subprocess
-import sys
+import os
 import textwrap
 
 import pytest
 from pathlib import Path
 
 from ts2export.engine import Options, Task, analyze
+from ts2export.runner import run_python
 
 
 def _fix(code, path="example.py", select=("TSX3",), external_readers=True, **rule_options):
@@ -285,7 +285,8 @@ def test_rebinding_to_eval_or_device_keeps_following_the_artifact():
 
 
 def _python(code):
-    proc = subprocess.run([sys.executable, "-W", "ignore", "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=300)
+    """Run ``code`` as ``python -W ignore -c CODE`` would, in the warm runner (torch imported once)."""
+    proc = run_python(["-c", textwrap.dedent(code)], os.getcwd(), dict(os.environ), 300, ("ignore",))
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc.stdout
 
@@ -712,8 +713,7 @@ def test_a_test_scripting_layers_by_name_from_its_parametrize_list_exports_or_ru
     else:
         assert "scripted = torch.export.export(layer, (x,)" in test
     assert "= torch.jit" not in test and "@torch.jit" not in layers  # no TorchScript left to compile them
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd=tmp_path,
-                          capture_output=True, text=True)
+    done = run_python(["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], tmp_path, dict(os.environ), 600)
     assert done.returncode == 0, done.stdout + done.stderr
 
 

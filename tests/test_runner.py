@@ -99,6 +99,13 @@ def test_module_form(runner, program, tmp_path):
     assert _facts(warm.stdout) == _facts(cold.stdout)
 
 
+def test_code_form(runner, tmp_path):
+    code = "import sys, os; print(sys.argv, repr(sys.path[0]), __name__)"
+    warm = runner.run(["-c", code, "x"], tmp_path, dict(os.environ), 60)
+    cold = _cold(["-c", code, "x"], tmp_path, dict(os.environ))
+    assert warm.returncode == cold.returncode == 0 and warm.stdout == cold.stdout == "['-c', 'x'] '' __main__\n"
+
+
 def test_a_timeout_kills_the_run_and_what_it_started(runner, tmp_path):
     marker = tmp_path / "grandchild.pid"
     (tmp_path / "hang.py").write_text(

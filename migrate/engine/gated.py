@@ -54,15 +54,24 @@ class TestRun:
         return f"exit {self.code}: {tail[0][:200]}"
 
 
-def run_command(command: str, cwd: Path, timeout: float | None) -> TestRun:
+#: How a test command runs: (command, cwd, timeout) -> (exit code, output); raises
+#: subprocess.TimeoutExpired. The default is the shell.
+Launcher = Callable[[str, Path, "float | None"], "tuple[int, str]"]
+
+
+def shell(command: str, cwd: Path, timeout: float | None) -> tuple[int, str]:
+    proc = subprocess.run(command, shell=True, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def run_command(command: str, cwd: Path, timeout: float | None, launch: Launcher = shell) -> TestRun:
     start = time.perf_counter()
     try:
-        proc = subprocess.run(command, shell=True, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+        code, output = launch(command, cwd, timeout)
     except subprocess.TimeoutExpired as exc:
         out = (exc.stdout or b"").decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
         return TestRun(124, frozenset(), out + f"\n(timed out after {timeout:.0f} s)", time.perf_counter() - start)
-    output = proc.stdout + proc.stderr
-    return TestRun(proc.returncode, frozenset(_FAILED.findall(output)), output, time.perf_counter() - start)
+    return TestRun(code, frozenset(_FAILED.findall(output)), output, time.perf_counter() - start)
 
 
 def accepted(run: TestRun, baseline: TestRun) -> bool:
@@ -87,8 +96,9 @@ class Outcome:
 
 def gated_apply(tasks: Sequence[Task], options: Options, command: str, cwd: Path, jobs: int | None = None,
                 timeout: float | None = None, echo: Callable[[str], None] = lambda line: None,
-                reuse: bool = True) -> Outcome:
-    """Apply ``options``'s fixes to ``tasks`` unit by unit, keeping what ``command`` accepts.
+                reuse: bool = True, launch: Launcher = shell) -> Outcome:
+    """Apply ``options``'s fixes to ``tasks`` unit by unit, keeping what ``command`` accepts
+    (``launch``: how the command runs; the shell by default).
 
     The tree is checked and modelled once (:class:`Analysis`); each state re-decides and re-fixes
     only the files whose decision changed. ``reuse=False`` analyses every state from scratch (the
@@ -130,7 +140,7 @@ def gated_apply(tasks: Sequence[Task], options: Options, command: str, cwd: Path
     outcome = Outcome(results=[])
     try:
         echo(f"Running `{command}` on the untouched tree (the baseline)...")
-        baseline = run_command(command, cwd, timeout)
+        baseline = run_command(command, cwd, timeout, launch)
         outcome.baseline, outcome.runs, outcome.test_seconds = baseline, 1, baseline.seconds
         if baseline.code != 0 and not baseline.failed:
             raise GatedError(f"`{command}` fails on the untouched tree ({baseline.summary}) and its failures cannot be "
@@ -150,7 +160,7 @@ def gated_apply(tasks: Sequence[Task], options: Options, command: str, cwd: Path
             wanted = set(kept) | set(candidates)
             state, results = migrate([u for u in units if u not in wanted])
             write(state)
-            run = run_command(command, cwd, timeout)
+            run = run_command(command, cwd, timeout, launch)
             outcome.runs += 1
             outcome.test_seconds += run.seconds
             ok = accepted(run, baseline)

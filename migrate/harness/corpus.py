@@ -18,6 +18,7 @@ the original and the migrated program and compares their outputs with ``torch.te
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import sys
 import tempfile
@@ -204,7 +205,8 @@ def gated_tree(case: Case, files: dict[str, bytes], mode: str) -> Migration:
         shutil.copytree(case.before, work, ignore=shutil.ignore_patterns("__pycache__"))
         tasks = [Task(str(work / rel), kind) for rel in sorted(files) if (kind := file_kind(Path(rel)))]
         command = case.test.format(python=sys.executable)
-        outcome = gated_apply(tasks, case_options(case, mode), command, work, jobs=1, timeout=case.timeout)
+        outcome = gated_apply(tasks, case_options(case, mode), command, work, jobs=1, timeout=case.timeout,
+                              launch=warm_shell)
         for rel in files:
             out.files[rel] = (work / rel).read_bytes()
         for r in outcome.results:
@@ -218,12 +220,46 @@ def gated_tree(case: Case, files: dict[str, bytes], mode: str) -> Migration:
     return out
 
 
+def warm_shell(command: str, cwd: Path, timeout: float | None) -> tuple[int, str]:
+    """A test command as the shell runs it; ``PYTHON ARGS`` (this interpreter) in the warm runner."""
+    from ts2export.engine.gated import shell
+
+    argv = shlex.split(command)
+    plain = len(argv) > 1 and argv[0] == sys.executable and (argv[1] in ("-m", "-c") or not argv[1].startswith("-"))
+    if not plain or any(c in command for c in "|&;<>$`"):
+        return shell(command, cwd, timeout)
+    done = run_python(argv[1:], cwd, dict(os.environ), timeout)
+    return done.returncode, done.stdout + done.stderr
+
+
+#: A folder where run_program keeps each program's outputs, keyed by the program's bytes (the test
+#: suite sets it for its session: a program that ran before is not run again by another test).
+OUTPUTS_CACHE_ENV = "TS2EXPORT_HARNESS_OUTPUTS"
+
+
+def _program_key(tree: Path, entry: str, extra_files: dict[str, bytes] | None) -> str:
+    import hashlib
+
+    files = {p.relative_to(tree).as_posix(): p.read_bytes() for p in source_files(tree)}
+    files.update(extra_files or {})
+    digest = hashlib.sha256(entry.encode() + b"\0")
+    for rel in sorted(files):
+        digest.update(rel.encode() + b"\0" + hashlib.sha256(files[rel]).digest())
+    return digest.hexdigest()
+
+
 def run_program(tree: Path, entry: str, timeout: float, extra_files: dict[str, bytes] | None = None) -> tuple[object, str]:
     """Run ``entry`` in a scratch copy of ``tree`` (optionally overlaid); return (outputs, log).
     It runs in the warm runner (``ts2export.runner``): as ``python entry OUT`` would, without
-    paying for a new interpreter and torch's import."""
+    paying for a new interpreter and torch's import. With ``TS2EXPORT_HARNESS_OUTPUTS`` set, a
+    program whose files and entry were run before (the corpus programs are seeded: the same bytes
+    compute the same outputs) gives the outputs it wrote then."""
     import torch
 
+    cache = os.environ.get(OUTPUTS_CACHE_ENV)
+    kept = Path(cache) / f"{_program_key(tree, entry, extra_files)}.pt" if cache else None
+    if kept is not None and kept.is_file():
+        return torch.load(kept, weights_only=False), "(outputs of an earlier run of the same program)"
     with tempfile.TemporaryDirectory(prefix="ts2export-case-") as tmp:
         work = _scratch(tree, Path(tmp), extra_files)
         out_file = Path(tmp) / "outputs.pt"
@@ -233,7 +269,13 @@ def run_program(tree: Path, entry: str, timeout: float, extra_files: dict[str, b
             raise RuntimeError(f"{entry} exited {done.returncode}:\n{log[-4000:]}")
         if not out_file.is_file():
             raise RuntimeError(f"{entry} wrote no outputs to argv[1]")
-        return torch.load(out_file, weights_only=False), log
+        outputs = torch.load(out_file, weights_only=False)
+        if kept is not None:
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            part = kept.with_name(f"{kept.name}.{os.getpid()}")
+            shutil.copyfile(out_file, part)
+            os.replace(part, kept)  # whole or absent, also with two workers at it
+        return outputs, log
 
 
 def import_program(path: Path, name: str):

@@ -1,5 +1,6 @@
 """One program run in a forked child of the warm runner's server, made to look like a fresh
-``python [-W OPTION]... SCRIPT ARGS`` (or ``python -m MODULE ARGS``) to the program.
+``python [-W OPTION]... SCRIPT ARGS`` (or ``python -m MODULE ARGS``, ``python -c CODE ARGS``) to
+the program.
 
 What a fresh interpreter would differ in, and how the child matches it:
 
@@ -74,7 +75,8 @@ def _become_fresh(request: dict, base: Base) -> None:
     sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
     argv = list(request["argv"])
     pythonpath = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    first = os.getcwd() if argv[0] == "-m" else os.path.dirname(os.path.abspath(argv[0]))
+    # sys.path[0] as the interpreter sets it: the script's folder, the working directory for -m, "" for -c
+    first = {"-m": os.getcwd(), "-c": ""}.get(argv[0]) if argv[0] in ("-m", "-c") else os.path.dirname(os.path.abspath(argv[0]))
     sys.path[:] = [first, *pythonpath, *[p for p in base.path if p not in pythonpath]]
     _warnings(list(request.get("warnoptions", ())))
     import random
@@ -138,6 +140,12 @@ def _run_program(request: dict) -> int:
         if argv[0] == "-m":
             sys.argv[:] = ["-m", *argv[2:]]  # runpy puts the module's file first
             runpy._run_module_as_main(argv[1], alter_argv=True)
+        elif argv[0] == "-c":
+            sys.argv[:] = ["-c", *argv[2:]]
+            main = types.ModuleType("__main__")
+            main.__dict__.update({"__builtins__": __builtins__, "__spec__": None, "__loader__": None})
+            sys.modules["__main__"] = main
+            exec(compile(argv[1], "<string>", "exec"), main.__dict__)
         else:
             script = os.path.abspath(argv[0])  # as the interpreter makes __file__ (3.9+)
             sys.argv[:] = argv

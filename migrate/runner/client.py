@@ -87,8 +87,9 @@ class WarmRunner:
 
     def run(self, argv: list[str], cwd: str | os.PathLike, env: dict[str, str], timeout: float | None = None,
             warnoptions: tuple[str, ...] = (), stdin: str | None = None) -> Completed:
-        """Run ``python [-W opt]... argv`` (``argv``: a script and its arguments, or ``-m module``
-        and its arguments) in ``cwd`` with exactly ``env``. Raises subprocess.TimeoutExpired."""
+        """Run ``python [-W opt]... argv`` (``argv``: a script and its arguments, ``-m module`` or
+        ``-c code`` and their arguments) in ``cwd`` with exactly ``env``. Raises
+        subprocess.TimeoutExpired."""
         with self._lock, tempfile.TemporaryDirectory(prefix="ts2export-run-") as tmp:
             self.wait_ready()
             out, err = Path(tmp) / "stdout", Path(tmp) / "stderr"
