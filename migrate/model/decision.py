@@ -21,6 +21,7 @@ from typing import Callable, Iterable, Sequence
 
 from ts2export.model import pathpattern as ap
 from ts2export.model.files import Files
+from ts2export.model.known_errors import with_sentence
 from ts2export.model.findings import ScanFinding
 from ts2export.model.links import Links
 from ts2export.model.reach import Reach
@@ -341,7 +342,7 @@ def proof_failure(proof: dict) -> str:
         file, line, function = proof["frame"]
         where = f" in `{function}` ({file}:{line})"
     method = f" `{proof['method']}`" if proof.get("method") not in (None, "forward") else ""
-    error = proof.get("error", "?")
+    error = with_sentence(proof.get("error", "?"))
     if proof.get("step") in ("export", "save"):
         error = f"torch.export.{proof['step']}{method} raised {error}"
     elif method:
