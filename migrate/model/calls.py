@@ -56,6 +56,13 @@ class Calls:
             self._calls[f.path] = cached
         return cached
 
+    def callee(self, f: PyFile, call: ast.Call) -> tuple[str, str] | None:
+        """(path, qualname) of the function, method or class of the run that ``call`` calls, if any."""
+        for node, target in self._file_calls(f):
+            if node is call:
+                return target
+        return self._callee(f, call)
+
     def _callee(self, f: PyFile, call: ast.Call) -> tuple[str, str] | None:
         func = call.func
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):

@@ -23,6 +23,7 @@ from ts2export.model.origins import Origins
 from ts2export.model.pyfile import PyFile, first_arg, returns_of
 from ts2export.model.shapes import Shapes, TensorSpec
 from ts2export.model.sites import READER, Site
+from ts2export.model.torchapi import PASS_THROUGH
 
 #: Methods of a module that are not entry points of its program (an exported module has them too,
 #: or they save the artifact).
@@ -96,6 +97,7 @@ class Feeding:
             if isinstance(target, ast.Name):
                 out += self._calls_of_name(f, target.id, f.scope_at(target), method)
                 out += self._returned(f, target, depth, method)
+                out += self._passed_on(f, target.id, f.scope_at(target), depth, method)
             elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
                 out += self._calls_of_attribute(f, target, method)
         out += self._returned_directly(f, value, depth, method)
@@ -147,6 +149,37 @@ class Feeding:
                 if (isinstance(func, ast.Attribute) and func.attr == target.attr and isinstance(func.value, ast.Name)
                         and func.value.id == target.value.id):
                     out.append((f, node))
+        return out
+
+    def _passed_on(self, f: PyFile, name: str, scope, depth: int, method: str) -> list[tuple[PyFile, ast.Call]]:
+        """The calls of what a name is handed to: the result of ``torch.jit.freeze(name)`` (a pass
+        that returns the module), and the parameter of a function of the run that gets it
+        (``sample(denoiser)`` calls ``denoiser(x, t)``), with what that function passes on."""
+        if depth > 2:
+            return []
+        out: list[tuple[PyFile, ast.Call]] = []
+        for node in ast.walk(scope.node):
+            if not isinstance(node, ast.Call):
+                continue
+            for index, arg in enumerate(node.args):
+                bare = without_self_methods(arg)
+                if not (isinstance(bare, ast.Name) and bare.id == name and f.scope_at(bare) is scope):
+                    continue
+                if index == 0 and self.calls.names.qualified(f, node.func) in PASS_THROUGH:
+                    out += self._calls_of_value(f, node, depth + 1, method)
+                    continue
+                callee = self.calls.callee(f, node)
+                cf = self.calls.files.file(callee[0]) if callee else None
+                d = cf.def_by_qualname.get(callee[1]) if cf is not None else None
+                if d is None or d.kind != "function" or isinstance(arg, ast.Starred):
+                    continue
+                params = [a.arg for a in (*d.node.args.posonlyargs, *d.node.args.args)]
+                if d.parent and cf.def_by_qualname.get(d.parent) is not None and cf.def_by_qualname[d.parent].kind == "class":
+                    params = params[1:]  # a method: `self` is not passed here
+                if index < len(params):
+                    inner = cf.scope_at(d.node.body[0])  # the function's own scope
+                    out += self._calls_of_name(cf, params[index], inner, method)
+                    out += self._passed_on(cf, params[index], inner, depth + 1, method)
         return out
 
     def _returned(self, f: PyFile, target: ast.Name, depth: int, method: str = "forward") -> list[tuple[PyFile, ast.Call]]:

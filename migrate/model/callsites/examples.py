@@ -118,7 +118,8 @@ def is_tensor_expr(rule: Asker, expr: cst.BaseExpression, depth: int = 0) -> boo
 
 
 def dims_spec(rule: Asker, expr: cst.BaseExpression, dim: str, ref: str | None,
-              bounded: bool = False, seen: list | None = None) -> tuple[str | None, str | None, list[int]]:
+              bounded: bool = False, seen: list | None = None,
+              broadcast: bool = False) -> tuple[str | None, str | None, list[int]]:
     """Code of the dynamic-shapes entry for one example tensor (``ref``: code naming it), or why none,
     and the dims along which the example must be doubled.
 
@@ -127,7 +128,9 @@ def dims_spec(rule: Asker, expr: cst.BaseExpression, dim: str, ref: str | None,
     the sizes the program calls the model with (the program model's evidence): a dim seen at
     several sizes is exported ``Dim.DYNAMIC``; a dim of size 1 in the example that the program
     calls at other sizes is doubled (torch.export specializes sizes 0 and 1: the supported way to
-    keep such a dim dynamic is an example of size >= 2)."""
+    keep such a dim dynamic is an example of size >= 2). ``broadcast``: another input of the same
+    example has a first dim of 2 or more, so a first dim of size 1 here is not a batch (a time step
+    or a scale the model broadcasts): it is neither doubled nor held."""
     shape = tensor_shape(rule, expr)
     if shape is not None:
         rank, sizes = shape
@@ -143,6 +146,8 @@ def dims_spec(rule: Asker, expr: cst.BaseExpression, dim: str, ref: str | None,
             if size == 1 and others:
                 grow.append(i)
                 varying.add(i)
+            elif i == 0 and size == 1 and broadcast:
+                continue  # another input carries the batch: this one broadcasts along it (kept as it is)
             elif i == 0:
                 how = batch_one(rule) if size == 1 else "hold"
                 if how == "hold":
@@ -183,6 +188,23 @@ def dims_spec(rule: Asker, expr: cst.BaseExpression, dim: str, ref: str | None,
             return f"{{i: {dim}.AUTO(max=max({DEFAULT_MAX}, 8 * {ref}.shape[i])) for i in range({ref}.dim())}}", None, []
         return f"{{i: {dim}.AUTO for i in range({ref}.dim())}}", None, []
     return None, f"cannot tell the rank of the example `{shown(expr)}`; bind it to a variable first", []
+
+
+def _plain_ref(expr: cst.BaseExpression) -> str | None:
+    """Code that names an example tensor and may be read again in the export call: a name, or an
+    item or attribute of one with constant keys (``batch["input_ids"]``, ``inputs.ids``, ``xs[0]``)."""
+    node = expr
+    while isinstance(node, (cst.Subscript, cst.Attribute)):
+        if isinstance(node, cst.Subscript):
+            if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+                return None
+            key = node.slice[0].slice.value
+            if not isinstance(key, (cst.SimpleString, cst.Integer)):
+                return None
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    return node.value if node is expr else code(expr)
 
 
 def batch_one(rule: Asker) -> str:
@@ -274,7 +296,7 @@ def export_args(rule: Asker, example: cst.BaseExpression | None, kw: cst.BaseExp
                       "bind it to a tensor factory call or write the tuple")
     if tensor:
         srcs = [example]
-        refs = [example.value if isinstance(example, cst.Name) else None]
+        refs = [_plain_ref(example)]
         codes = [code(example)]
         packed = None
     else:
@@ -287,13 +309,15 @@ def export_args(rule: Asker, example: cst.BaseExpression | None, kw: cst.BaseExp
             codes = list(refs)
             packed = f"tuple({example.value})" if isinstance(literal, cst.List) else example.value
         else:
-            refs = [s.value if isinstance(s, cst.Name) else None for s in srcs]
+            refs = [_plain_ref(s) for s in srcs]
             codes = [code(s) for s in srcs]
             packed = None
     shapes, grown = [], []
+    firsts = [(shape[1][0] if shape is not None and shape[1] else None) for shape in (tensor_shape(rule, x) for x in srcs)]
     for i, (src, ref) in enumerate(zip(srcs, refs)):
         seen = seen_all[i] if i < len(seen_all) and len(seen_all) == len(srcs) else None
-        spec, why, grow = dims_spec(rule, src, dim, ref, bounded, seen)
+        batched = any(isinstance(n, int) and n >= 2 for j, n in enumerate(firsts) if j != i)
+        spec, why, grow = dims_spec(rule, src, dim, ref, bounded, seen, batched)
         if spec is None:
             return None, why
         shapes.append(spec)

@@ -8,6 +8,7 @@ import libcst as cst
 
 from ts2export.model.callsites.bindings import assigned_value, definition
 from ts2export.model.callsites.syntax import Asker, REBIND_METHODS, RNN_LAYERS, code, shown
+from ts2export.model.known_errors import KNOWN
 
 
 def model_class(rule: Asker, model: cst.BaseExpression) -> cst.ClassDef | None:
@@ -136,6 +137,28 @@ def recurrent_layers(rule: Asker, cls: cst.ClassDef | None, seen: set | None = N
     return found
 
 
+#: Eager-mode quantization: what it returns holds packed weights (TorchScript custom classes).
+QUANTIZERS = ("torch.ao.quantization.quantize_dynamic", "torch.quantization.quantize_dynamic",
+              "torch.ao.quantization.quantize", "torch.quantization.quantize", "torch.ao.quantization.convert",
+              "torch.quantization.convert", "torch.ao.quantization.quantize_qat", "torch.quantization.quantize_qat")
+
+
+def _quantized_by(rule: Asker, model: cst.BaseExpression) -> str | None:
+    """The eager-mode quantization call that made ``model`` (followed through names and
+    ``.eval()``-like calls), if one did."""
+    expr = model
+    for _ in range(6):
+        if isinstance(expr, cst.Name):
+            expr = assigned_value(rule, expr)
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in REBIND_METHODS:
+            expr = expr.func.value
+        elif isinstance(expr, cst.Call):
+            return rule.matches(expr.func, *QUANTIZERS) or None
+        else:
+            return None
+    return None
+
+
 def model_problem(rule: Asker, model: cst.BaseExpression, verb: str, functions: bool = False) -> str | None:
     kind = model_kind(rule, model)
     if kind == "unknown":
@@ -148,6 +171,11 @@ def model_problem(rule: Asker, model: cst.BaseExpression, verb: str, functions: 
     if kind == "function" and not functions:
         return (f"`{shown(model)}` is a function: torch.export.export wants an nn.Module; wrap it "
                 f"(`class {shown(model).title().replace('_', '')}(torch.nn.Module): def forward(self, *a): return {shown(model)}(*a)`) and {verb} the module")
+    quantizer = _quantized_by(rule, model)
+    if quantizer is not None:
+        known = next(k for k in KNOWN if k.key == "quantized-modules")
+        return (f"`{shown(model)}` is made by `{quantizer}(...)`: {known.sentence} (verified with torch 2.13: "
+                f"`CellParamsBase ... does not have a field with name '__obj_flatten__'`); see {known.see}")
     layers = recurrent_layers(rule, model_class(rule, model))
     call = rule.parent(rule.parent(model))
     if not layers and isinstance(call, cst.Call):

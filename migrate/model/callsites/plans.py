@@ -126,12 +126,15 @@ def _through_freezes(rule: Asker, uses: list[Use]) -> tuple[list[Use], str | Non
     todo = list(uses)
     while todo:
         u = todo.pop(0)
-        arg = rule.parent(u.node) if u.kind == "value" else None
+        # `freeze(v)`, and `freeze(v.eval())`: the mode switch is dropped with the freeze's own rewrite
+        arg = rule.parent(u.node) if u.kind == "value" else rule.parent(u.outer) if u.kind == "mode" else None
         call = rule.parent(arg) if isinstance(arg, cst.Arg) else None
         if not (isinstance(call, cst.Call) and call.args and call.args[0] is arg
                 and rule.matches(call.func, FREEZE, OPTIMIZE_FOR_INFERENCE)):
             out.append(u)
             continue
+        if u.kind == "mode":
+            out.append(u)  # its own edit drops the `.eval()`; the uses of the freeze's result follow
         b = binding(rule, value_expr(rule, call))
         if b.problem:
             return out, f"cannot follow the result of `{shown(call.func)}(...)` ({b.problem})"
@@ -250,7 +253,18 @@ def _callers(rule: Asker, ret: cst.BaseExpression, plan: Plan, what: str) -> str
                 plan.edits.append(Edit(rule.parent(assign), cst.RemovalSentinel.REMOVE))
     plan.notes.append(f"it is returned by `{fn.name.value}()`: `.eval()` on its results in this file dropped too; "
                       "callers in other files must drop theirs")
+    if fn.returns is not None and rule.matches(fn.returns.annotation, *SCRIPT_MODULE_TYPES):
+        plan.edits.append(Edit(fn.returns.annotation, cst.parse_expression("torch.nn.Module")))
+        plan.imports.append(Import("torch"))
+        plan.notes.append(f"`{fn.name.value}()`'s return annotation becomes `torch.nn.Module` (what it returns now)")
     return None
+
+
+#: Return annotations that name what a script or trace made (a function returning its export's module
+#: says `torch.nn.Module` instead).
+SCRIPT_MODULE_TYPES = ("torch.jit.ScriptModule", "torch.jit._script.ScriptModule", "torch.jit.RecursiveScriptModule",
+                       "torch.jit._script.RecursiveScriptModule", "torch.jit.TopLevelTracedModule",
+                       "torch.jit._trace.TopLevelTracedModule", "torch.jit.TracedModule")
 
 
 def export_code(model: str, ex: ExportArgs) -> str:

@@ -124,14 +124,14 @@ def _function_inputs_problem(rule: Asker, fn: cst.BaseExpression, example: cst.B
     for value, param in zip(elements, params):
         if tensor_shape(rule, value) is not None:
             continue
-        shown = code(param.annotation.annotation) if param.annotation is not None else None
-        if shown is not None and shown not in TENSOR_ANNOTATIONS:
-            what = ("a structure of tensors, whose dynamic shapes ts2export cannot spell from here" if "Tensor" in shown
+        annotation = code(param.annotation.annotation) if param.annotation is not None else None
+        if annotation is not None and annotation not in TENSOR_ANNOTATIONS:
+            what = ("a structure of tensors, whose dynamic shapes ts2export cannot spell from here" if "Tensor" in annotation
                     else "not a tensor: torch.export takes tensors (and lists, tuples and dicts of them)")
-            return (f"the example `{shown(value)}` goes to `{param.name.value}: {shown}` of `{shown(fn)}`, {what}, so the "
+            return (f"the example `{shown(value)}` goes to `{param.name.value}: {annotation}` of `{shown(fn)}`, {what}, so the "
                     "export would fail where the trace ran; export a module whose inputs are tensors by hand")
         made = assigned_value(rule, value) if isinstance(value, cst.Name) else value
-        if shown is None and isinstance(made, cst.Call) and is_tensor_expr(rule, made) is None:
+        if annotation is None and isinstance(made, cst.Call) and is_tensor_expr(rule, made) is None:
             return (f"cannot tell whether the example `{shown(value)}` (from `{shown(made.func)}(...)`) is a tensor, and "
                     f"`{shown(fn)}`'s parameter `{param.name.value}` does not say: torch.export takes tensors (and lists, "
                     "tuples and dicts of them); bind it to a tensor factory call, annotate the parameter, or export by hand")
