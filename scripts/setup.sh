@@ -18,5 +18,5 @@ pip_install() {  # pip, minus the mirror's "Location ... is ignored" noise; fail
 }
 pip_install torch
 # ray: migrate-artifact --executor ray, tested on a local Ray instance (tests/artifact/test_store.py)
-pip_install -e ".[dev,edge,ray]"
+pip_install -e ".[dev,torch,edge,ray]"
 echo "ts2export is set up in $VENV ($("$VENV/bin/ts2export" --version))" >&2

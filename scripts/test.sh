@@ -4,4 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 VENV=${TS2EXPORT_VENV:-.venv}
-exec "$VENV/bin/python" -m pytest -q -n auto --dist loadgroup "$@"
+# --durations=25: the slowest tests are listed at the end of every run (docs/speed.md keeps a record)
+exec "$VENV/bin/python" -m pytest -q -n auto --dist loadgroup --durations=25 "$@"

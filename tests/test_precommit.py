@@ -2,7 +2,7 @@
 
 Two ways in: `repo: local` hooks with `language: system` built from the shipped hook definitions (fast;
 ts2export comes from this environment), and the shipped hooks installed from a local clone of this
-repository with `language: python` (what users get; pre-commit pip-installs ts2export and torch into its
+repository with `language: python` (what users get; pre-commit pip-installs ts2export's core, without torch, into its
 own environment, so that test is slow)."""
 
 import os
@@ -152,7 +152,7 @@ def test_shipped_hooks_installed_from_a_local_clone(tmp_path):
     config = yaml.safe_dump({"repos": [{"repo": str(clone), "rev": rev,
                                         "hooks": [{"id": "ts2export-check"}, {"id": "ts2export-apply"}]}]}, sort_keys=False)
     repo = sample_repo(tmp_path / "sample", env, config)
-    # pre-commit pip-installs ts2export (and the pinned CPU torch) into its own environment.
+    # pre-commit pip-installs ts2export's core (no torch) into its own environment.
     installed = sh(repo, env, *pre_commit("install-hooks"), check=False, timeout=1500)
     assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
     exercise_hooks(repo, env)

@@ -408,16 +408,37 @@ def merge_reports_cmd(
 _RECORDED_INPUTS: Callable[[Path, Path], Callable[..., Optional[str]]] | None = None
 
 
+def needs(module: str, extra: str) -> Callable:
+    """A command that needs ``module`` (torch, executorch), which the core install leaves out: without
+    it, one line says which extra to install, and the command exits 2."""
+    import functools
+    import importlib.util
+
+    def wrap(command: Callable) -> Callable:
+        @functools.wraps(command)
+        def checked(*args, **kwargs):
+            if importlib.util.find_spec(module) is None:
+                typer.echo(f"error: `ts2export {command.__name__.removesuffix('_cmd').replace('_', '-')}` needs {module}, "
+                           f"which this install does not have: pip install 'ts2export[{extra}]'", err=True)
+                raise typer.Exit(EXIT_ERROR)
+            return command(*args, **kwargs)
+
+        return checked
+
+    return wrap
+
+
 def register(app: typer.Typer, recorded_inputs: Callable[[Path, Path], Callable[..., Optional[str]]] | None = None) -> None:
     """Add the artifact commands to `app`; `recorded_inputs(recording, out)` makes the lookup that
     `migrate-artifact STORE --recording FILE` uses (None: --recording is refused)."""
     global _RECORDED_INPUTS
     _RECORDED_INPUTS = recorded_inputs
-    app.command("convert")(convert_cmd)
-    app.command("verify")(verify_cmd)
-    app.command("package")(package_cmd)
-    app.command("lower")(lower_cmd)
-    app.command("migrate-artifact")(migrate_artifact_cmd)
+    torch_needed = needs("torch", "torch")
+    app.command("convert")(torch_needed(convert_cmd))
+    app.command("verify")(torch_needed(verify_cmd))
+    app.command("package")(torch_needed(package_cmd))
+    app.command("lower")(torch_needed(lower_cmd))  # executorch: lower's own line names the [edge] extra
+    app.command("migrate-artifact")(torch_needed(migrate_artifact_cmd))
     app.command("merge-reports")(merge_reports_cmd)
 
 

@@ -85,6 +85,11 @@ def recorded_inputs_cmd(
         if inputs is None:
             raise RecordingError(f"{recording}: no recorded calls of {method} for {what}")
         if output is not None:
+            import importlib.util
+
+            if importlib.util.find_spec("torch") is None:
+                raise RecordingError("writing a sample needs torch, which this install does not have: "
+                                     "pip install 'ts2export[torch]'")
             write_verify_inputs(inputs, output, sample)
             typer.echo(f"wrote {output} (sample {sample} of {len(inputs.samples)}: shapes {inputs.samples[sample]['shapes']})")
             return
