@@ -2,16 +2,14 @@ import torch
 from torch import nn
 
 
-def route(x: torch.Tensor) -> torch.Tensor:
-    """Doubles positive batches, shifts the others: a branch on the batch's values."""
-    if x.mean() > 0:
-        return x * 2
-    return x - 1
-
-
 class Threshold(nn.Module):
+    """Shifts small batches, doubles large ones: a branch on the batch's size, read into a local."""
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return route(x)
+        rows = x.shape[0]
+        if rows > 3:
+            return x * 2
+        return x - 1
 
 
 class Scale(nn.Module):
