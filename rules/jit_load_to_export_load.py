@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ts2export.rule import Applicability, Invalid, Rule, Valid
-from ts2export.rule.callsites import JIT_LOAD, argument, code, plan_load, writers
+from ts2export.rule.callsites import JIT_LOAD, argument, plan_load, writers
 
 
 class JitLoadToExportLoad(Rule):

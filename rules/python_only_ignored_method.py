@@ -2,7 +2,7 @@ import libcst as cst
 
 from ts2export.rule import Applicability, Invalid, Rule, Valid
 
-from ._control_flow import code_of, module_info
+from ._control_flow import module_info
 from ._module_walk import is_module_class, screened_base_names, traced_methods
 
 _IGNORES = ("torch.jit.ignore", "torch.jit.unused", "torch.jit._script.ignore", "torch._jit_internal.ignore",

@@ -16,7 +16,7 @@ from ts2export.model.callsites.bindings import binding, definition
 from ts2export.model.callsites.examples import ExportArgs
 from ts2export.model.callsites.syntax import (
     Asker, FREEZE, JIT_LOAD, JIT_SAVE, LITE_METHODS, MODULE_METHODS, OPTIMIZE, OPTIMIZE_FOR_INFERENCE, SCRIPT, TRACE,
-    TRACE_MODULE, module_of, argument, code, enclosing, shown,
+    TRACE_MODULE, module_of, argument, enclosing, shown,
 )
 from ts2export.model.callsites.uses import Use, is_false, classify_use, mode_edit, value_expr
 
