@@ -29,12 +29,16 @@ with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("default")
     warnings.warn("deprecated", DeprecationWarning)
 helper.COUNT += 1
+
+def annotated(x: int) -> float:
+    return x
+
 facts = {
     "argv": sys.argv, "cwd": os.getcwd(), "path0": sys.path[0], "name": __name__, "file": __file__,
     "env": os.environ.get("PROBE_VAR"), "hash": hash("ts2export"), "count": helper.COUNT,
     "main_is_module": sys.modules["__main__"].__dict__ is globals(), "caught": len(caught),
     "site": os.environ.get("PROBE_SITE"), "bytecode": sys.dont_write_bytecode,
-    "warnoptions": sys.warnoptions, "pythonpath_first": [p for p in sys.path if p.endswith("extra")][:1],
+    "warnoptions": sys.warnoptions, "annotations": repr(annotated.__annotations__), "pythonpath_first": [p for p in sys.path if p.endswith("extra")][:1],
 }
 print(json.dumps(facts, sort_keys=True))
 warnings.warn("shown or not by -W", DeprecationWarning)
@@ -141,7 +145,11 @@ def test_a_run_killed_by_a_signal(runner, tmp_path):
 
 def test_torch_runs_in_the_child(runner, tmp_path):
     (tmp_path / "t.py").write_text(
-        "import sys, torch\ntorch.manual_seed(0)\nm = torch.jit.script(torch.nn.Linear(3, 2))\n"
+        "import sys, torch\nfrom typing import Final\ntorch.manual_seed(0)\nm = torch.jit.script(torch.nn.Linear(3, 2))\n"
+        "class Scaled(torch.nn.Module):\n    scale: Final[float]\n    def __init__(self):\n"
+        "        super().__init__()\n        self.scale = 2.0\n"
+        "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n        return x * self.scale\n"
+        "print(torch.jit.script(Scaled())(torch.ones(2)))\n"
         "ep = torch.export.export(torch.nn.Linear(3, 2), (torch.ones(1, 3),))\n"
         "print(torch.get_num_threads(), m(torch.ones(1, 3)).shape, torch.rand(1).item())\n")
     env = dict(os.environ, PYTHONHASHSEED="0")

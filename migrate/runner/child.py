@@ -12,7 +12,9 @@ What a fresh interpreter would differ in, and how the child matches it:
 * a ``sitecustomize`` on the request's ``PYTHONPATH`` that the server did not load runs first
   (``ts2export record``'s bootstrap is one);
 * random state: the ``random`` module (and numpy's, where loaded) seeded afresh;
-* ``__main__``: a new module holding the script, which stays ``sys.modules["__main__"]``;
+* ``__main__``: a new module holding the script, which stays ``sys.modules["__main__"]``, compiled
+  without this file's ``from __future__`` flags (``dont_inherit``: string annotations would break
+  TorchScript's reading of the program's annotations);
 * the end: non-daemon threads joined, exit handlers run, streams flushed; the exit code of an
   uncaught ``SystemExit`` or exception as the interpreter gives it.
 """
@@ -145,7 +147,7 @@ def _run_program(request: dict) -> int:
             main = types.ModuleType("__main__")
             main.__dict__.update({"__builtins__": __builtins__, "__spec__": None, "__loader__": None})
             sys.modules["__main__"] = main
-            exec(compile(argv[1], "<string>", "exec"), main.__dict__)
+            exec(compile(argv[1], "<string>", "exec", dont_inherit=True), main.__dict__)
         else:
             script = os.path.abspath(argv[0])  # as the interpreter makes __file__ (3.9+)
             sys.argv[:] = argv
@@ -156,7 +158,7 @@ def _run_program(request: dict) -> int:
             main.__spec__ = None
             main.__loader__ = None
             sys.modules["__main__"] = main
-            exec(compile(source, script, "exec"), main.__dict__)
+            exec(compile(source, script, "exec", dont_inherit=True), main.__dict__)
     except SystemExit as exc:
         return _exit_code(exc.code)
     except BaseException as exc:  # noqa: BLE001 - as the interpreter: print it, exit 1
