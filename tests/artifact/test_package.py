@@ -1,8 +1,8 @@
 """package: an AOTInductor package for C++ servers, told apart from a torch.export .pt2, verified
 against the TorchScript original, loaded from C++ with the code in docs/artifacts.md.
 
-One small corpus model is compiled once for the whole run: the xdist workers share it through a
-file lock (AOTInductor takes about a minute on CPU)."""
+One small corpus model is compiled once for the whole run (AOTInductor takes about a minute on CPU): the
+tests run on one xdist worker, and a file lock still guards the build."""
 
 import json
 import os
@@ -24,6 +24,7 @@ COMPILER = shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.xdist_group("aot_package"),  # one worker builds the package; no other waits on its lock
     pytest.mark.skipif(COMPILER is None, reason="AOTInductor needs a C++ compiler (g++); .ci/run installs it"),
 ]
 
