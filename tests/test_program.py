@@ -181,6 +181,40 @@ def test_what_a_scripted_object_is():
     assert objects["typed|model"] == "module"  # nothing calls it: its annotation says
 
 
+def test_a_name_rebound_to_what_a_function_returns_of_it_keeps_its_kind():
+    """`model = fuse(model)` where `fuse` returns its argument: the call's returns lead back to the
+    value being followed, which adds nothing; the kind is the other value's (issue 32, class 2)."""
+    program = _program({
+        "main.py": """
+            import torch
+            from torch import nn
+
+            def fuse(model):
+                for m in model.modules():
+                    pass
+                return model
+
+            def nothing(model):
+                model.eval()
+
+            def export(model, path):
+                torch.jit.trace(model, torch.zeros(1, 3)).save(path)
+
+            def export_none(model):
+                return torch.jit.trace(model, torch.zeros(1, 3))
+
+            def main():
+                model = nn.Linear(3, 3)
+                model = fuse(model)
+                export(model, "x.pt")
+                export_none(nothing(nn.Linear(3, 3)))
+            """,
+    })
+    objects = program.views()["main.py"].objects
+    assert objects["export|model"] == "module"
+    assert objects["export_none|model"] == "unknown"  # a function that returns nothing is not a module
+
+
 def test_a_reader_of_an_artifact_made_elsewhere_stays_unless_allowed(tmp_path, run_cli):
     (tmp_path / "serve.py").write_text("import torch\n\nmodel = torch.jit.load('weights/model.pt')\nprint(model)\n")
     code, out, err = run_cli("apply", "--unsafe-fixes", ".", cwd=tmp_path)

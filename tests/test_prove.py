@@ -249,3 +249,40 @@ def test_a_range_export_refuses_is_proven_with_the_dims_it_takes_and_apply_write
     assert "torch.export.Dim.DYNAMIC" in (tmp_path / "main.py").read_text()
     after = run_output(tmp_path)
     assert all(torch.allclose(a, b) for a, b in zip(before, after))
+
+
+FUSED = Path(__file__).resolve().parent.parent / "corpus" / "never_broken" / "fused_detector" / "before"
+
+
+@pytest.mark.slow
+def test_parameters_written_in_place_are_proven_as_the_fix_leaves_them_and_held_where_nothing_fixes_them(tmp_path):
+    """Issue 32, class 2: the fusing helper's copy_ under grad mode made the fused weights non-leaf,
+    which ExportedProgram.module() refuses. The proof exports them made leaves and names them; apply
+    keeps the unit where TSX310 copies detached values, and holds it (with the sentence) where not."""
+    import shutil
+
+    shutil.copytree(FUSED, tmp_path / "prog")
+    prog = tmp_path / "prog"
+    before = torch.load(_run(prog, "before.pt"))
+    done = ts2export(prog, "record", "-o", "rec.json", "--", sys.executable, "main.py", "rec-out.pt")
+    assert done.returncode == 0 and "1 proven" in done.stderr, done.stderr
+    verdict = proof(load_recording(prog / "rec.json"), "trace")
+    assert verdict["verdict"] == "proven"
+    assert verdict["non_leaf"] == ["stem.conv.weight", "stem.conv.bias", "body.conv.weight", "body.conv.bias"]
+    shutil.copytree(prog, tmp_path / "unfixed")
+    held = ts2export(tmp_path / "unfixed", "apply", "--unsafe-fixes", "--recording", "rec.json", "--ignore", "TSX310", ".")
+    assert "exports parameters (`stem.conv.weight`" in held.stdout and "docs/holds.md#non-leaf-parameters" in held.stdout
+    assert (tmp_path / "unfixed" / "detector.py").read_text() == (FUSED / "detector.py").read_text()
+    applied = ts2export(prog, "apply", "--unsafe-fixes", "--recording", "rec.json", ".")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    code = (prog / "detector.py").read_text()
+    assert ".detach())" in code and "torch.export.export(model" in code and "torch.jit" not in code
+    after = torch.load(_run(prog, "after.pt"))
+    assert after["names"] == before["names"]
+    assert all(torch.allclose(after[k], before[k], atol=1e-5) for k in ("unfused", "served", "big", "one"))
+
+
+def _run(folder: Path, out: str) -> Path:
+    done = subprocess.run([sys.executable, "main.py", out], cwd=folder, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return folder / out

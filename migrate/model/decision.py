@@ -21,7 +21,7 @@ from typing import Callable, Iterable, Sequence
 
 from ts2export.model import pathpattern as ap
 from ts2export.model.files import Files
-from ts2export.model.known_errors import with_sentence
+from ts2export.model.known_errors import KNOWN, with_sentence
 from ts2export.model.findings import ScanFinding
 from ts2export.model.links import Links
 from ts2export.model.reach import Reach
@@ -153,6 +153,7 @@ class Solver:
             changed = False
             rounds += 1
             # 1. units: all their call sites migrate, or none
+            leaves_fixed = any(fixable(fi) and fi.makes_parameters_leaves for fi in self.findings)
             for unit in self.units.all:
                 members = [s for s in unit.sites if s.kind != WRITER or id(s) in writers]
                 blockers: list[tuple[Site, str]] = []  # (site, why it stays, as a predicate)
@@ -162,6 +163,8 @@ class Solver:
                     proof = self.proof(s)
                     if proof and proof.get("verdict") == "failed" and goes(s):
                         blockers.append((s, proof_failure(proof)))
+                    elif proof and proof.get("non_leaf") and goes(s) and not leaves_fixed:
+                        blockers.append((s, non_leaf_failure(proof)))
                     elif uses and (goes(s) or s.kind in CALL_SITES or s.kind == ENTRY_DECORATOR):
                         # a test that checks what the value is (its type, its TorchScript code)
                         blockers.append((s, (
@@ -333,6 +336,17 @@ _EXPORT_CALL = re.compile(r"torch\.export\.|(?<![\w.])export\(")  # not `# ts2ex
 def exports(fi: ScanFinding) -> bool:
     """Whether the fix of ``fi`` writes a call of torch.export (not, say, the eager module)."""
     return any(_EXPORT_CALL.search(code) for _, _, code in fi.fix_spans)
+
+
+def non_leaf_failure(proof: dict) -> str:
+    """Why an entry point whose proof needed its parameters made leaves stays where no fix of the
+    run makes them leaves (their in-place writes are not in the checked files, or not in a form
+    that is fixed)."""
+    known = next(k for k in KNOWN if k.key == "non-leaf-parameters")
+    names = ", ".join(f"`{n}`" for n in proof["non_leaf"][:4])
+    return (f"exports parameters ({names}) that `ExportedProgram.module()` refuses (`ValueError: Cannot assign non-leaf "
+            f"Tensor to parameter`), and no fix of this run makes them leaves: {known.sentence} (see {known.see}), then "
+            "record and apply again")
 
 
 def proof_failure(proof: dict) -> str:

@@ -24,6 +24,7 @@ class ScanFinding:
     keeps_tracing: bool = False
     blocks_export: bool = False
     trace_takes_one_path: bool = False  # a trace recorded one path through it; its fix keeps every path
+    makes_parameters_leaves: bool = False  # its fix makes parameters written in place leaves again
     fix_spans: tuple[tuple[Pos, Pos, str], ...] = ()  # (start, end, code written) of each edit
     defs: tuple[str, ...] = ()  # qualnames of the enclosing definitions, innermost first
     alternative_spans: tuple[tuple[Pos, Pos, str], ...] | None = None  # the second fix its rule offers, if any

@@ -68,7 +68,10 @@ class Kinds:
             if found is not None and found[1].kind == "function":
                 returns = [r.value for r in returns_of(found[1].node) if r.value is not None]
                 env = self.origins.call_env(vf, expr, found[0], found[1])
-                kinds = {self.object_kind(found[0], r, seen, env) for r in returns} - {""}
+                kinds = {self.object_kind(found[0], r, seen, env) for r in returns}
+                if returns and kinds == {""}:
+                    return ""  # each return leads back to a value being followed (`model = fuse(model)`)
+                kinds.discard("")
                 return kinds.pop() if len(kinds) == 1 else "unknown"
             if isinstance(expr.func, ast.Attribute) and expr.func.attr in SELF_METHODS:
                 return self.object_kind(vf, expr.func.value, seen)

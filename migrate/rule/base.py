@@ -104,6 +104,10 @@ class _RuleMeta:
     #: every path, so a program exported from a trace that reaches it would compute something else
     #: than the trace for other inputs. A trace that reaches the construct stays, with that reason.
     trace_takes_one_path: ClassVar[bool] = False
+    #: The fix makes parameters leaves again (a value written into them in place with grad mode on
+    #: made them non-leaf, which ``ExportedProgram.module()`` refuses): a recording's proof that
+    #: exported such a module proves the migration only where a fix of this kind is written.
+    makes_parameters_leaves: ClassVar[bool] = False
     #: The rule reports the sites the program model groups into migration units (entry points,
     #: saves, loads, passes over a module). A fix of one that other fixes of the same run made
     #: possible waits for the next run, which decides its unit with it.

@@ -94,6 +94,7 @@ def _prove_site(torch, site, eager, compiled, named_methods) -> dict:
     checked = []
     samples = 0
     ranges: dict = {}
+    non_leaf: list[str] = []
     with _bound(_seconds()):
         for name in names:
             result = _prove_method(torch, eager, compiled, name, stats[name], function)
@@ -103,10 +104,13 @@ def _prove_site(torch, site, eager, compiled, named_methods) -> dict:
                 return result
             samples += result.get("samples", 0)
             ranges.update(result.get("ranges", {}))
+            non_leaf.extend(n for n in result.get("non_leaf", ()) if n not in non_leaf)
             checked.append(name)
     out = {"verdict": "proven", "methods": checked, "samples": samples, "seconds": round(time.monotonic() - start, 3)}
     if ranges:
         out["ranges"] = ranges
+    if non_leaf:
+        out["non_leaf"] = non_leaf
     return out
 
 
@@ -178,7 +182,16 @@ def _prove_method(torch, eager, compiled, name, entry, function) -> dict:
                     raise
                 ex = variants.example_of(stats, ranges)
         step = "compare"
-        module = ep.module()
+        non_leaf: list[str] = []
+        try:
+            module = ep.module()
+        except ValueError as exc:
+            if "non-leaf" not in str(exc):
+                raise
+            # parameters written in place with grad mode on: the migration copies detached values
+            # into them (TSX310), so the module it exports has leaves with the same values
+            non_leaf = _make_leaves(torch, ep)
+            module = ep.module()
         for i, (a, k) in enumerate(inputs):
             got = _call(torch, lambda a, k: module(*a, **k), a, k)
             why = _differs(torch, expected[i], got)
@@ -206,12 +219,22 @@ def _prove_method(torch, eager, compiled, name, entry, function) -> dict:
             return {"verdict": "skipped", "step": step, "error": "the TorchScript object failed on the recorded inputs: " + _first_line(exc)}
         return {"verdict": "failed", "step": step, "error": _first_line(exc), "frame": _user_frame(exc, torch)}
     out = {"verdict": "proven", "samples": len(inputs) - 1, "dynamic": [d.name for d in ex.dims]}
+    if non_leaf:
+        out["non_leaf"] = non_leaf
     if ranges:
         out["ranges"] = {name: ranges}
     return out
 
 
 _SUGGESTED = re.compile(r"^\s*(\w+) = (?:Dim\('(\w+)'((?:, (?:min|max)=-?\d+)*)\)|(-?\d+))\s*$", re.M)
+
+
+def _make_leaves(torch, ep) -> list[str]:
+    """Replace the exported program's parameters that are not leaves by leaves holding the same
+    values (what a module whose in-place writes copied detached values would hold); their names."""
+    names = [k for k, v in ep.state_dict.items() if isinstance(v, torch.nn.Parameter) and not v.is_leaf]
+    ep.state_dict.update({k: torch.nn.Parameter(ep.state_dict[k].detach(), ep.state_dict[k].requires_grad) for k in names})
+    return names
 
 
 def _suggested_ranges(text: str, dims) -> dict:
