@@ -59,14 +59,19 @@ def _analyze(
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     full = os.environ.get("TS2EXPORT_FULL_METADATA") == "1"  # the reference path (see RuleContext)
     ctx = RuleContext(path=path, source=source, options=options.rule_options, program=view or ProgramView(),
-                      full_metadata=full)
+                      full_metadata=full, parents=None if full else {})
     instances = [r(ctx) for r in rules]
-    wrapper.visit_batched(instances)
+    if full:
+        wrapper.visit_batched(instances)
+    else:
+        enter, leave = _parent_recorder(ctx.parents)
+        wrapper.visit_batched(instances, before_visit=enter, after_leave=leave)
     findings: list[Finding] = []
     if not full and not any(rule.findings for rule in instances):
-        return findings, 0, wrapper  # positions and parents are full walks of the tree: only for findings
+        return findings, 0, wrapper  # positions are a full walk of the tree: only for findings
     positions = wrapper.resolve(PositionProvider)
-    parents = wrapper.resolve(ParentNodeProvider)
+    # the visit has entered every node: its record is the parent provider's map (which the full path computes)
+    parents = wrapper.resolve(ParentNodeProvider) if full else ctx.parents
     for rule in instances:
         for node, message, fix, appl, alternative in rule.findings:
             pos = positions[node]
@@ -96,6 +101,22 @@ def _analyze(
     table = suppressions(source)
     kept = [f for f in findings if not _is_suppressed(f, table)]
     return kept, len(findings) - len(kept), wrapper
+
+
+def _parent_recorder(parents: dict):
+    """The visit's hooks that fill ``parents`` (node -> parent, the module -> None) as it enters
+    each node: libcst's parent provider, without a walk of its own."""
+    stack: list = []
+    push, pop = stack.append, stack.pop
+
+    def enter(node: cst.CSTNode) -> None:
+        parents[node] = stack[-1] if stack else None
+        push(node)
+
+    def leave(node: cst.CSTNode) -> None:
+        pop()
+
+    return enter, leave
 
 
 def _spans(module: cst.Module, positions, fix) -> tuple:

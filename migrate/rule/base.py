@@ -293,6 +293,14 @@ class Rule(_RuleMeta, cst.BatchableCSTVisitor):
         return None
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        # The engine's visit records each node's parent as it enters it: libcst's parent provider
+        # is a second full walk of the tree (three times the cost of the visit itself), asked by
+        # most files with findings. A node the visit has not reached yet is asked of the provider.
+        known = self.context.parents
+        if known is not None:
+            found = known.get(node, _NO_DEFAULT)
+            if found is not _NO_DEFAULT:
+                return found
         return self.get_metadata(ParentNodeProvider, node, None)
 
     def position(self, node: cst.CSTNode) -> CodeRange:

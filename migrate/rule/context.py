@@ -25,6 +25,10 @@ class RuleContext:
     #: for every name. The default (False) computes metadata when first asked for and skips names
     #: that cannot match (see :meth:`Rule.matches`); tests check that both give the same findings.
     full_metadata: bool = False
+    #: Each node's parent, filled by the engine's visit as it enters each node (so every node a rule
+    #: visits, and all its ancestors, are in it when the rule runs; the module maps to None). None:
+    #: not kept (the parent provider answers). See :meth:`Rule.parent`.
+    parents: dict | None = None
 
     @property
     def lines(self) -> list[str]:
