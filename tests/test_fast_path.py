@@ -107,8 +107,7 @@ def test_positions_and_parents_are_libcsts():
     real files."""
     from libcst.metadata import ParentNodeProvider, PositionProvider
 
-    from ts2export.engine.check import _parent_recorder
-    from ts2export.engine.positions import positions
+    from ts2export.rule.metadata import all_parents, parent_recorder, positions
 
     nodes = 0
     for path in _sources():
@@ -118,12 +117,14 @@ def test_positions_and_parents_are_libcsts():
         fast = positions(module)
         assert fast.keys() == expected.keys() and all(fast[n] == r for n, r in expected.items()), str(path)
         parents: dict = {}
-        enter, leave = _parent_recorder(parents)
+        enter, leave = parent_recorder(parents)
         wrapper.visit_batched([], before_visit=enter, after_leave=leave)
         libcst_parents = wrapper.resolve(ParentNodeProvider)
-        assert parents.pop(module) is None
-        assert parents.keys() == libcst_parents.keys(), str(path)
-        assert all(parents[n] is p for n, p in libcst_parents.items()), str(path)
+        walked = all_parents(module, {})
+        for table in (parents, walked):
+            assert table.pop(module) is None
+            assert table.keys() == libcst_parents.keys(), str(path)
+            assert all(table[n] is p for n, p in libcst_parents.items()), str(path)
         nodes += len(expected)
     assert nodes > 100000
 

@@ -16,10 +16,10 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
 from ts2export.engine.fixes import apply_round, fix_key
-from ts2export.engine.positions import positions as fast_positions
 from ts2export.engine.registry import AnyRule, matches_selector, select_rules
 from ts2export.engine.tasks import FileResult, Options, Task, mode_allows
 from ts2export.model.decision import FileDecision
+from ts2export.rule.metadata import parent_recorder, positions as fast_positions
 from ts2export.rule import Applicability, Finding, ProgramView, Rule, RuleContext, TextRule, defs_from
 
 
@@ -65,12 +65,12 @@ def _analyze(
     if full:
         wrapper.visit_batched(instances)
     else:
-        enter, leave = _parent_recorder(ctx.parents)
+        enter, leave = parent_recorder(ctx.parents)
         wrapper.visit_batched(instances, before_visit=enter, after_leave=leave)
     findings: list[Finding] = []
     if not full and not any(rule.findings for rule in instances):
         return findings, 0, wrapper, None  # positions are a full walk of the tree: only for findings
-    positions = wrapper.resolve(PositionProvider) if full else fast_positions(module)
+    positions = wrapper.resolve(PositionProvider) if full else ctx.positions or fast_positions(module)
     # the visit has entered every node: its record is the parent provider's map (which the full path computes)
     parents = wrapper.resolve(ParentNodeProvider) if full else ctx.parents
     for rule in instances:
@@ -102,22 +102,6 @@ def _analyze(
     table = suppressions(source)
     kept = [f for f in findings if not _is_suppressed(f, table)]
     return kept, len(findings) - len(kept), wrapper, positions
-
-
-def _parent_recorder(parents: dict):
-    """The visit's hooks that fill ``parents`` (node -> parent, the module -> None) as it enters
-    each node: libcst's parent provider, without a walk of its own."""
-    stack: list = []
-    push, pop = stack.append, stack.pop
-
-    def enter(node: cst.CSTNode) -> None:
-        parents[node] = stack[-1] if stack else None
-        push(node)
-
-    def leave(node: cst.CSTNode) -> None:
-        pop()
-
-    return enter, leave
 
 
 def _spans(module: cst.Module, positions, fix) -> tuple:

@@ -29,6 +29,12 @@ class RuleContext:
     #: visits, and all its ancestors, are in it when the rule runs; the module maps to None). None:
     #: not kept (the parent provider answers). See :meth:`Rule.parent`.
     parents: dict | None = None
+    #: Each node's position, computed when a rule first asks (:mod:`ts2export.rule.metadata`) and
+    #: reused by the engine for the findings. None: not computed yet.
+    positions: dict | None = None
+    #: Whether ``parents`` holds every node of the module (completed when a rule asked about a
+    #: node the visit had not reached).
+    parents_complete: bool = False
 
     @property
     def lines(self) -> list[str]:

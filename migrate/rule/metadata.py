@@ -1,16 +1,22 @@
-"""Positions of a module's nodes, as libcst's ``PositionProvider`` gives them, at a lower cost.
+"""Two of libcst's metadata at a lower cost: positions (``PositionProvider``) and parents
+(``ParentNodeProvider``), node for node the same maps (``tests/test_fast_path.py`` compares them).
 
+Positions: 
 libcst computes positions by rendering the module with a code generator that notes where each node
 starts and ends. Most of that cost is Python overhead around the rendering: a regular-expression
 split of every token to count its lines, and a generator-based context manager for every node with
 a syntactic position. This generator does the same rendering with a plain test for line breaks and
-a class-based context manager, and gives the same map (``tests/test_fast_path.py`` compares them).
-The engine asks for positions only for files where a rule reported.
+a class-based context manager. The engine asks for positions only for files where a rule reported.
+
+Parents: libcst's provider asks each node for its children (a small visit of each node), on top of
+a walk of its own; the engine's batched visit records each node's parent as it enters it
+(:func:`parent_recorder`), and a walk with the same hooks (:func:`all_parents`) completes the map
+when a rule asks about a node the visit has not reached.
 """
 
 from __future__ import annotations
 
-from libcst import CSTNode, Module
+from libcst import CSTNode, Module, visit_batched
 from libcst._position import CodePosition, CodeRange
 from libcst.metadata.position_provider import NEWLINE_RE, PositionProvidingCodegenState
 
@@ -74,3 +80,26 @@ def positions(module: Module) -> dict[CSTNode, CodeRange]:
     state = _State(default_indent=module.default_indent, default_newline=module.default_newline, provider=sink)
     module._codegen(state)
     return sink._computed
+
+
+def parent_recorder(parents: dict):
+    """The hooks of a batched visit (``before_visit``, ``after_leave``) that fill ``parents``
+    (node -> parent, the module -> None) as it enters each node."""
+    stack: list = []
+    push, pop = stack.append, stack.pop
+
+    def enter(node: CSTNode) -> None:
+        parents[node] = stack[-1] if stack else None
+        push(node)
+
+    def leave(node: CSTNode) -> None:
+        pop()
+
+    return enter, leave
+
+
+def all_parents(module: Module, parents: dict) -> dict:
+    """``parents`` with every node of ``module`` in it (a walk of the tree, nothing else)."""
+    enter, leave = parent_recorder(parents)
+    visit_batched(module, [], before_visit=enter, after_leave=leave)
+    return parents
