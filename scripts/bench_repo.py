@@ -199,10 +199,10 @@ import cProfile, io, pstats, sys, time
 from ts2export.cli import _configure
 from ts2export.engine import analyze
 from ts2export.engine.skipped import ENGINE_KINDS
-import ts2export.rule
-# Providers asked for during a visit run on a thread of their own (see rule.py); the profiler sees
-# one thread only, so here they run inline.
-ts2export.rule._resolve_at_the_bottom = lambda wrapper, key: wrapper.resolve(key)
+import ts2export.rule.base
+# Providers asked for during a visit run on a thread of their own (see rule/base.py); the profiler
+# sees one thread only, so here they run inline.
+ts2export.rule.base._at_the_bottom = lambda compute: compute()
 tasks, options, _ = _configure([sys.argv[1]], None, None, None, None)
 tasks = [t for t in tasks if t.kind in ENGINE_KINDS]
 prof = cProfile.Profile()  # wall clock: a CPU-time timer is a system call per event (several times slower)
@@ -215,9 +215,11 @@ stats = pstats.Stats(prof)
 phases = {
     "program model: build (ast index, sites, links)": ("program.py", "__init__"),
     "program model: per-file views for the rules": ("program.py", "views"),
-    "first pass: rules over the files": ("engine.py", "_run_one"),
+    "first pass: rules over the files": ("check.py", "process_python"),
     "  of which libcst parse": ("entrypoints.py", "_parse"),
     "  of which libcst metadata (scope, names, positions, parents)": ("wrapper.py", "_gen_batchable"),
+    "  of which positions (ts2export.rule.metadata)": ("metadata.py", "positions"),
+    "  of which a completed parent map (ts2export.rule.metadata)": ("metadata.py", "all_parents"),
     "program model: solve": ("program.py", "solve"),
 }
 print(f"CPU {total:.1f} s (under the profiler, which slows Python code about 1.5-2x; the figures below are wall "

@@ -234,14 +234,19 @@ def main() -> None:
     if args.generate:
         sizes = [int(s) for s in args.generate.split(",") if s]
         first = None
-        print("synthetic zoo: model files, program model s (build + views + decision), ratio to the smallest")
+        print("synthetic zoo: model files, `scan --no-cache` (wall, CPU), program model s (build + views + decision) "
+              "and its share of the in-process run, ratio to the smallest")
         for n in sizes:
             with tempfile.TemporaryDirectory(prefix="ts2export-zoo-") as tmp:
                 generate(Path(tmp), n)
+                wall, cpu, peak, rc = scan_process(Path(tmp), args.jobs)
                 t = model_phases(Path(tmp), args.jobs)
             model = t["build"] + t["views"] + t["decision"]
             first = first or (n, model)
-            print(f"  {n:5d}  {model:6.2f} s  files x{n / first[0]:.1f}  model x{model / first[1]:.2f}")
+            print(f"  {n:5d}  scan -j {args.jobs}: {wall:6.1f} s wall {cpu:6.1f} CPU s {peak:5.0f} MiB (exit {rc});  "
+                  f"program model {model:6.2f} s = build {t['build']:.2f} + views {t['views']:.2f} + decision "
+                  f"{t['decision']:.2f}, {100 * model / t['run']:.0f}% of the run ({t['run']:.1f} s);  "
+                  f"files x{n / first[0]:.1f}  model x{model / first[1]:.2f}")
 
 
 if __name__ == "__main__":

@@ -101,6 +101,34 @@ def test_the_name_screen_never_rejects_a_name_libcst_gives():
     assert checked > 10000 and rejected > 10000
 
 
+def test_positions_and_parents_are_libcsts():
+    """The engine's positions (its own code generator) and the parents its visit records are what
+    libcst's PositionProvider and ParentNodeProvider give, node for node, over the corpus and the
+    real files."""
+    from libcst.metadata import ParentNodeProvider, PositionProvider
+
+    from ts2export.rule.metadata import all_parents, parent_recorder, positions
+
+    nodes = 0
+    for path in _sources():
+        module = cst.parse_module(path.read_bytes())
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        expected = wrapper.resolve(PositionProvider)
+        fast = positions(module)
+        assert fast.keys() == expected.keys() and all(fast[n] == r for n, r in expected.items()), str(path)
+        parents: dict = {}
+        enter, leave = parent_recorder(parents)
+        wrapper.visit_batched([], before_visit=enter, after_leave=leave)
+        libcst_parents = wrapper.resolve(ParentNodeProvider)
+        walked = all_parents(module, {})
+        for table in (parents, walked):
+            assert table.pop(module) is None
+            assert table.keys() == libcst_parents.keys(), str(path)
+            assert all(table[n] is p for n, p in libcst_parents.items()), str(path)
+        nodes += len(expected)
+    assert nodes > 100000
+
+
 def test_the_program_model_finds_the_same_sites_parsing_every_file_up_front(tmp_path, monkeypatch):
     tree = real_tree(tmp_path)
     sources = {str(p): p.read_bytes() for p in [*tree.rglob("*.py"), *(q for c in CORPUS for q in c.rglob("*.py"))]}

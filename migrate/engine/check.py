@@ -19,6 +19,7 @@ from ts2export.engine.fixes import apply_round, fix_key
 from ts2export.engine.registry import AnyRule, matches_selector, select_rules
 from ts2export.engine.tasks import FileResult, Options, Task, mode_allows
 from ts2export.model.decision import FileDecision
+from ts2export.rule.metadata import parent_recorder, positions as fast_positions
 from ts2export.rule import Applicability, Finding, ProgramView, Rule, RuleContext, TextRule, defs_from
 
 
@@ -55,18 +56,23 @@ def _is_suppressed(f: Finding, table: dict[int, set[str] | None]) -> bool:
 def _analyze(
     module: cst.Module, path: str, source: str, rules: Sequence[type[Rule]], options: Options,
     view: ProgramView | None = None,
-) -> tuple[list[Finding], int, MetadataWrapper]:
+) -> tuple[list[Finding], int, MetadataWrapper, dict | None]:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     full = os.environ.get("TS2EXPORT_FULL_METADATA") == "1"  # the reference path (see RuleContext)
     ctx = RuleContext(path=path, source=source, options=options.rule_options, program=view or ProgramView(),
-                      full_metadata=full)
+                      full_metadata=full, parents=None if full else {})
     instances = [r(ctx) for r in rules]
-    wrapper.visit_batched(instances)
+    if full:
+        wrapper.visit_batched(instances)
+    else:
+        enter, leave = parent_recorder(ctx.parents)
+        wrapper.visit_batched(instances, before_visit=enter, after_leave=leave)
     findings: list[Finding] = []
     if not full and not any(rule.findings for rule in instances):
-        return findings, 0, wrapper  # positions and parents are full walks of the tree: only for findings
-    positions = wrapper.resolve(PositionProvider)
-    parents = wrapper.resolve(ParentNodeProvider)
+        return findings, 0, wrapper, None  # positions are a full walk of the tree: only for findings
+    positions = wrapper.resolve(PositionProvider) if full else ctx.positions or fast_positions(module)
+    # the visit has entered every node: its record is the parent provider's map (which the full path computes)
+    parents = wrapper.resolve(ParentNodeProvider) if full else ctx.parents
     for rule in instances:
         for node, message, fix, appl, alternative in rule.findings:
             pos = positions[node]
@@ -95,7 +101,7 @@ def _analyze(
     findings = _drop_covered_fallbacks(findings)
     table = suppressions(source)
     kept = [f for f in findings if not _is_suppressed(f, table)]
-    return kept, len(findings) - len(kept), wrapper
+    return kept, len(findings) - len(kept), wrapper, positions
 
 
 def _spans(module: cst.Module, positions, fix) -> tuple:
@@ -211,7 +217,7 @@ def process_python(data: bytes, path: str, rules: Sequence[type[Rule]], options:
     decided: set = set()  # the fixes the program model decided: those of the file as it came
     unit_sites = {r.id for r in rules if r.unit_site}
     for _round in range(MAX_FIX_ROUNDS + 1):
-        findings, suppressed, wrapper = _analyze(module, path, code, rules, options, view)
+        findings, suppressed, wrapper, positions = _analyze(module, path, code, rules, options, view)
         if _round == 0:
             result.suppressed = suppressed
             decided = {place for f in findings if _allowed(f, options.fix) for place in _places(f)}
@@ -225,7 +231,7 @@ def process_python(data: bytes, path: str, rules: Sequence[type[Rule]], options:
         candidates = [f for f in findings if not f.held and _allowed(f, options.fix) and fix_key(f, module) not in dropped]
         if not candidates or _round == MAX_FIX_ROUNDS:
             break
-        new, applied = apply_round(wrapper, candidates, path, dropped, result.notes)
+        new, applied = apply_round(wrapper, candidates, path, dropped, result.notes, positions)
         if new is None:
             continue  # every candidate was dropped; analyse again so the findings are current
         for f in applied:

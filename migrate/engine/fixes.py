@@ -164,10 +164,13 @@ def _first_come(spans_of: list[list[tuple]]) -> list[int]:
 
 
 def apply_round(
-    wrapper: MetadataWrapper, findings: list[Finding], path: str, dropped: set, notes: list[str]
+    wrapper: MetadataWrapper, findings: list[Finding], path: str, dropped: set, notes: list[str],
+    positions: dict | None = None,
 ) -> tuple[cst.Module | None, list[Finding]]:
-    """Apply non-overlapping fixes of one round; returns the new module and the findings fixed."""
-    positions = wrapper.resolve(PositionProvider)
+    """Apply non-overlapping fixes of one round; returns the new module and the findings fixed.
+    ``positions``: the module's positions where the caller has them (else they are computed)."""
+    if positions is None:
+        positions = wrapper.resolve(PositionProvider)
     usage = _import_bindings(wrapper)
 
     def span(fix: Fix) -> list[tuple]:

@@ -19,6 +19,7 @@ from libcst.metadata import (
 from ts2export.edits import Applicability, Edit, Fix, Import, Replacement
 from ts2export.quoting import inline_node
 from ts2export.rule.context import RuleContext
+from ts2export.rule.metadata import all_parents, positions
 from ts2export.rule.examples import Invalid, Valid
 from ts2export.rule.findings import Alternative, TextFinding
 
@@ -37,7 +38,12 @@ TORCHSCRIPT_PREFIXES: tuple[str, ...] = (
 
 
 def _resolve_at_the_bottom(wrapper: cst.MetadataWrapper, key):
-    """``wrapper.resolve(key)``, run on a thread of its own. Asked for from deep inside a visit, a
+    """``wrapper.resolve(key)``, run on a thread of its own (see :func:`_at_the_bottom`)."""
+    return _at_the_bottom(lambda: wrapper.resolve(key))
+
+
+def _at_the_bottom(compute: Callable[[], object]):
+    """``compute()``, run on a thread of its own. Asked for from deep inside a visit, a
     provider's walk of the tree would run on top of the visit's frames, and CPython 3.11 maps and
     unmaps a chunk of its frame stack each time the walk's recursion crosses a chunk's end: about
     a million system calls over torch/nn, a sixth of the run. A thread's frame stack starts empty."""
@@ -47,7 +53,7 @@ def _resolve_at_the_bottom(wrapper: cst.MetadataWrapper, key):
 
     def run() -> None:
         try:
-            out.append((True, wrapper.resolve(key)))
+            out.append((True, compute()))
         except BaseException as exc:  # noqa: BLE001 - re-raised on the caller's thread
             out.append((False, exc))
 
@@ -297,9 +303,34 @@ class Rule(_RuleMeta, cst.BatchableCSTVisitor):
         return None
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        # The engine's visit records each node's parent as it enters it: libcst's parent provider
+        # is a second full walk of the tree (three times the cost of the visit itself), asked by
+        # most files with findings. A node the visit has not reached yet is asked of the provider.
+        # A node the visit has not reached yet completes the map with a walk of the tree (a third
+        # of the provider's cost).
+        ctx = self.context
+        known = ctx.parents
+        if known is not None and self._wrapper is not None:
+            found = known.get(node, _NO_DEFAULT)
+            if found is not _NO_DEFAULT:
+                return found
+            if not ctx.parents_complete:
+                module = self._wrapper.module
+                _at_the_bottom(lambda: all_parents(module, known))
+                ctx.parents_complete = True
+                return known.get(node)
+            return None  # not a node of the module (one a rule made): the provider has none either
         return self.get_metadata(ParentNodeProvider, node, None)
 
     def position(self, node: cst.CSTNode) -> CodeRange:
+        ctx = self.context
+        if not ctx.full_metadata and self._wrapper is not None:
+            if ctx.positions is None:  # libcst's positions, at half the cost (ts2export.rule.metadata)
+                module = self._wrapper.module
+                ctx.positions = _at_the_bottom(lambda: positions(module))
+            found = ctx.positions.get(node)
+            if found is not None:
+                return found
         return self.get_metadata(PositionProvider, node)
 
     def in_source_order(self, items: Iterable, node_of: Callable | None = None) -> list:

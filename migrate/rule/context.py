@@ -25,6 +25,16 @@ class RuleContext:
     #: for every name. The default (False) computes metadata when first asked for and skips names
     #: that cannot match (see :meth:`Rule.matches`); tests check that both give the same findings.
     full_metadata: bool = False
+    #: Each node's parent, filled by the engine's visit as it enters each node (so every node a rule
+    #: visits, and all its ancestors, are in it when the rule runs; the module maps to None). None:
+    #: not kept (the parent provider answers). See :meth:`Rule.parent`.
+    parents: dict | None = None
+    #: Each node's position, computed when a rule first asks (:mod:`ts2export.rule.metadata`) and
+    #: reused by the engine for the findings. None: not computed yet.
+    positions: dict | None = None
+    #: Whether ``parents`` holds every node of the module (completed when a rule asked about a
+    #: node the visit had not reached).
+    parents_complete: bool = False
 
     @property
     def lines(self) -> list[str]:
