@@ -208,8 +208,11 @@ def _cell(items) -> str:
         " ..." if len(items) > 3 else "")
 
 
-def render_markdown(results: dict, meta: dict) -> str:
+def render_markdown(results: dict, meta: dict, expected: list[str] = ()) -> str:
+    """The document's section: figures, then one row per package (EXPECTED packages without a record
+    get a row that says so)."""
     t = totals(results)
+    missing = sorted(n for n in expected if n not in results)
     lines = [
         DOC_BEGIN,
         "## Sweep over the ecosystem's packages (no internal error on real code)",
@@ -242,6 +245,9 @@ def render_markdown(results: dict, meta: dict) -> str:
             f"| {name} | {r.get('version', '?')} | {r.get('files', 0)} | {r.get('findings', 0)} | {r.get('fixed', 0)} | "
             f"{_cell(r.get('internal_errors'))} | {_cell(r.get('broken'))} | {_cell(r.get('not_idempotent'))} | "
             f"{_cell(r.get('timeouts'))} | {r.get('seconds', 0):.1f} | {verdict} |")
+    for name in missing:
+        pkg = PACKAGES.get(name)
+        lines.append(f"| {name} | {pkg.version if pkg else '?'} | | | | | | | | | not run yet |")
     if meta.get("notes"):
         lines += ["", *meta["notes"]]
     lines.append(DOC_END)
@@ -462,7 +468,7 @@ def main(argv: list[str] | None = None) -> int:
                 log(f"{rec['name']}: {', '.join(classify(rec)) or 'clean'} ({rec.get('seconds', 0)} s, "
                     f"{rec.get('files', 0)} files, {rec.get('findings', 0)} findings, {rec.get('fixed', 0)} fixed)"
                     + (f" {rec.get('failure')}" if rec.get("failure") else ""))
-    section = render_markdown(results, meta)
+    section = render_markdown(results, meta, expected=list(PACKAGES))
     print(section)
     if args.write_docs:
         DOC.write_text(update_doc(DOC.read_text(encoding="utf-8"), section), encoding="utf-8")

@@ -83,6 +83,8 @@ def test_rendering_and_totals():
     assert "x\\|y.py" in rows[1] and "non-compiling output" in rows[1]
     assert "not measured (pip download left no archive)" in rows[2]
     assert "2026-12-04" in md and "python scripts/sweep_packages.py --write-docs" in md
+    with_missing = sp.render_markdown(results, {}, expected=["a", "z"])
+    assert "| z | ? | | | | | | | | | not run yet |" in with_missing
 
 
 def test_the_doc_update_keeps_the_rest_of_the_file():
