@@ -448,8 +448,7 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             ap.error(f"unknown package(s): {', '.join(unknown)}")
         todo = pending(names, results, args.force)
-        meta.update(versions(ts2export), date=args.date, step_timeout=args.timeout,
-                    command="python scripts/sweep_packages.py --force --write-docs --date " + args.date)
+        meta.update(versions(ts2export), date=args.date, step_timeout=args.timeout)
         log(f"{len(todo)} package(s) to sweep, {len(names) - len(todo)} already done ({results_path})")
         results_path.parent.mkdir(parents=True, exist_ok=True)
 
@@ -468,6 +467,8 @@ def main(argv: list[str] | None = None) -> int:
                 log(f"{rec['name']}: {', '.join(classify(rec)) or 'clean'} ({rec.get('seconds', 0)} s, "
                     f"{rec.get('files', 0)} files, {rec.get('findings', 0)} findings, {rec.get('fixed', 0)} fixed)"
                     + (f" {rec.get('failure')}" if rec.get("failure") else ""))
+    meta["command"] = ("bash scripts/setup.sh && .venv/bin/python scripts/sweep_packages.py --jobs 2 --force "
+                       f"--write-docs --date {meta.get('date', args.date)}")
     section = render_markdown(results, meta, expected=list(PACKAGES))
     print(section)
     if args.write_docs:
