@@ -723,3 +723,30 @@ def test_a_layer_changed_after_it_was_scripted_keeps_its_script_and_what_it_comp
     line = next(line for line in out.splitlines() if line.startswith("tests/test_layers.py:") and "TSX302" in line)
     assert "[held back: torch.export would stop at TSX402 in `Halving.forward`" in line
     assert "pkg/layers.py:" in out and "is still compiled by TorchScript through `torch.jit.script(layer)`" in out
+
+
+def test_a_name_rebound_to_its_own_freeze_ends():
+    """`model = torch.jit.freeze(model)`: the freeze's result is the name its argument reads, so
+    following the uses through the freeze met the same call again and looped forever (the sweep over
+    real packages hung on it). Each use is followed once."""
+    import threading
+
+    code = """
+        import torch
+
+        def publish(path):
+            model = torch.jit.script(torch.nn.Linear(4, 2).eval())
+            model = torch.jit.freeze(model)
+            torch.jit.save(model, path)
+            loaded = torch.jit.load(path)
+            return loaded(torch.ones(5, 4))
+        """
+    out = {}
+    worker = threading.Thread(target=lambda: out.update(res=_fix(code, select=("TSX3", "TSX6"))), daemon=True)
+    worker.start()
+    worker.join(60)
+    assert not worker.is_alive(), "the program model looped on `model = torch.jit.freeze(model)`"
+    assert "res" in out
+    new = _new(out["res"])
+    compile(new, "example.py", "exec")
+    assert "torch.export.save(model, path)" in new and "torch.export.load(path).module()" in new

@@ -124,6 +124,7 @@ def _through_freezes(rule: Asker, uses: list[Use]) -> tuple[list[Use], str | Non
     unit waits). A result that cannot be followed is a reason to stay."""
     out: list[Use] = []
     todo = list(uses)
+    followed: set[int] = set()  # the freeze calls whose result is followed: `m = freeze(m)` reads itself
     while todo:
         u = todo.pop(0)
         # `freeze(v)`, and `freeze(v.eval())`: the mode switch is dropped with the freeze's own rewrite
@@ -133,6 +134,9 @@ def _through_freezes(rule: Asker, uses: list[Use]) -> tuple[list[Use], str | Non
                 and rule.matches(call.func, FREEZE, OPTIMIZE_FOR_INFERENCE)):
             out.append(u)
             continue
+        if id(call) in followed:
+            continue  # `model = torch.jit.freeze(model)`: the name's reads include the freeze's own argument
+        followed.add(id(call))
         if u.kind == "mode":
             out.append(u)  # its own edit drops the `.eval()`; the uses of the freeze's result follow
         b = binding(rule, value_expr(rule, call))
