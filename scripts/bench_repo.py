@@ -177,7 +177,7 @@ def generated(n: int) -> bytes:
 
 def bench_findings(root: Path, sizes: list[int], jobs: int) -> None:
     env = dict(os.environ, TS2EXPORT_CACHE_DIR=str(root / "cache"))
-    print(f"\nOne file with N findings (`v = torch.jit.annotate(int, i)` lines):")
+    print("\nOne file with N findings (`v = torch.jit.annotate(int, i)` lines):")
     print(f"{'N':>8}{'':<10}{'wall s':>9}{'cpu s':>9}{'peak MiB':>10}{'ms/finding':>12}")
     for n in sizes:
         folder = root / f"gen{n}"

@@ -511,11 +511,12 @@ def _dedup_causes(causes: list[dict]) -> list[dict]:
     return out
 
 
-def update_doc(text: str, section: str) -> str:
-    """Replace the generated section of a document (or append it when the markers are absent)."""
-    if DOC_BEGIN in text and DOC_END in text:
-        head, rest = text.split(DOC_BEGIN, 1)
-        _, tail = rest.split(DOC_END, 1)
+def update_doc(text: str, section: str, begin: str = DOC_BEGIN, end: str = DOC_END) -> str:
+    """Replace the generated section of a document, between the markers ``begin`` and ``end`` (or
+    append it when they are absent); the rest stays as it is."""
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        _, tail = rest.split(end, 1)
         return head + section + tail
     return text.rstrip("\n") + "\n\n" + section + "\n"
 

@@ -35,7 +35,6 @@ import argparse
 import concurrent.futures
 import dataclasses
 import datetime as _dt
-import hashlib
 import json
 import os
 import re
@@ -48,6 +47,9 @@ import tarfile
 import time
 import zipfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import real_packages_report  # noqa: E402  (update_doc, shared with real_packages.py)
 
 REPO = Path(__file__).resolve().parent.parent
 DOC = REPO / "docs" / "reliability.md"
@@ -256,11 +258,7 @@ def render_markdown(results: dict, meta: dict, expected: list[str] = ()) -> str:
 
 def update_doc(text: str, section: str) -> str:
     """Replace this script's section of the document (or append it): the rest stays as it is."""
-    if DOC_BEGIN in text and DOC_END in text:
-        head, rest = text.split(DOC_BEGIN, 1)
-        _, tail = rest.split(DOC_END, 1)
-        return head + section + tail
-    return text.rstrip("\n") + "\n\n" + section + "\n"
+    return real_packages_report.update_doc(text, section, DOC_BEGIN, DOC_END)
 
 
 def exit_status(results: dict) -> int:

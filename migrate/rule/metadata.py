@@ -53,12 +53,7 @@ class _Syntactic:
 class _State(PositionProvidingCodegenState):
     def add_token(self, value: str) -> None:
         self.tokens.append(value)
-        if "\n" in value or "\r" in value:
-            segments = NEWLINE_RE.split(value)
-            self.line += len(segments) - 1
-            self.column = len(segments[-1])
-        else:
-            self.column += len(value)
+        self._update_position(value)
 
     def _update_position(self, value: str) -> None:
         if "\n" in value or "\r" in value:
