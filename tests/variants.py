@@ -12,6 +12,10 @@ the same before migration; the differential harness (tests/test_never_broken.py)
 * ``hidden_inputs``: each ``torch.jit.trace(model, example)`` call moves into a helper function
   that receives the example as a parameter, as export scripts written around a ``trace_and_save``
   utility do.
+* ``passed_along``: what each ``name = torch.jit.trace(...)`` / ``torch.jit.script(...)`` makes
+  passes through an alias, an attribute of a holder object, a function's return and a function of
+  a second module (``passing_along.py``, added) before the program saves, loads or calls it
+  (issue 32).
 """
 
 from __future__ import annotations
@@ -202,7 +206,73 @@ def hidden_inputs(source: str) -> str:
     return new.code.rstrip("\n") + "\n" + HELPER
 
 
-VARIANTS = {"paths": paths, "batch1": batch1, "hidden_inputs": hidden_inputs}
+class _PassAlong(cst.CSTTransformer):
+    def __init__(self, followable: bool = False) -> None:
+        super().__init__()
+        self.changed = 0
+        self.followable = followable
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        if len(updated_node.body) != 1 or not isinstance(updated_node.body[0], cst.Assign):
+            return updated_node
+        assign = updated_node.body[0]
+        if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+            return updated_node
+        value = assign.value
+        if not isinstance(value, cst.Call):
+            return updated_node
+        func = cst.Module(body=[]).code_for_node(value.func)
+        if not func.endswith(("jit.trace", "jit.script")):
+            return updated_node
+        name = assign.targets[0].target.value
+        self.changed += 1
+        call = cst.Module(body=[]).code_for_node(value)
+        lines = [
+            f"_{name}_made = {call}",
+            f"_{name}_kept = types.SimpleNamespace(model=_{name}_made)",
+            f"def _{name}_handed():\n    return _{name}_kept.model",
+            f"{name} = passing_along.passed(_{name}_handed())",
+        ] if not self.followable else [
+            f"_{name}_made = {call}",
+            f"_{name}_alias = _{name}_made",
+            f"def _{name}_handed(model):\n    return model",
+            f"{name} = passing_along.passed(_{name}_handed(_{name}_alias))",
+        ]
+        statements = [cst.parse_statement(line + "\n") for line in lines]
+        statements[0] = statements[0].with_changes(leading_lines=updated_node.leading_lines)
+        return cst.FlattenSentinel(statements)
+
+
+PASSING_ALONG = b'''"""A helper module of the program: hands back what it is given, as registries and wrappers do."""
+
+
+def passed(model):
+    return model
+'''
+
+
+def passed_along(source: str) -> str:
+    module = cst.parse_module(source)
+    transformer = _PassAlong()
+    new = module.visit(transformer)
+    if not transformer.changed:
+        return source
+    return _with_imports(new, "types", "passing_along").code
+
+
+def handed_over(source: str) -> str:
+    module = cst.parse_module(source)
+    transformer = _PassAlong(followable=True)
+    new = module.visit(transformer)
+    if not transformer.changed:
+        return source
+    return _with_imports(new, "passing_along").code
+
+
+VARIANTS = {"paths": paths, "batch1": batch1, "hidden_inputs": hidden_inputs, "passed_along": passed_along,
+            "handed_over": handed_over}
+#: Files a variant adds to the program it makes.
+EXTRA_FILES = {"passed_along": {"passing_along.py": PASSING_ALONG}, "handed_over": {"passing_along.py": PASSING_ALONG}}
 
 
 def variant(files: dict[str, bytes], name: str) -> dict[str, bytes] | None:
@@ -215,4 +285,6 @@ def variant(files: dict[str, bytes], name: str) -> dict[str, bytes] | None:
             out[rel] = transform(text).encode("utf-8")
         else:
             out[rel] = data
-    return out if out != files else None
+    if out == files:
+        return None
+    return {**out, **EXTRA_FILES.get(name, {})}

@@ -27,6 +27,7 @@ class Links:
     calls: Calls
     classes: Classes
     _links_by_value: list[tuple[Site, Site]] | None = field(default=None, init=False)  # see value_links
+    _stored: dict[str, list[Site]] | None = field(default=None, init=False)  # see stored_as
 
     def __post_init__(self) -> None:
         self._link()
@@ -34,10 +35,12 @@ class Links:
     def _link(self) -> None:
         """Writers to the objects they save; readers to writers of a path that may match."""
         self.writer_origins: dict[int, list] = {}
+        self.receivers: dict[int, ast.AST | None] = {}  # writer -> what it saves
         for s in self.sites.all:
             if s.kind != WRITER:
                 continue
             receiver = first_arg(s.node, "m") if s.api == JIT_SAVE else s.node.func.value
+            self.receivers[id(s)] = receiver
             self.writer_origins[id(s)] = self.origins.origins(s.file, receiver) if receiver is not None else [UNKNOWN]
         writers = [s for s in self.sites.all if s.kind == WRITER]
         self.links: dict[int, list[Site]] = {}
@@ -134,12 +137,32 @@ class Links:
                         pairs.append((site, classes[(made[0].path, made[1].qualname)]))
         return pairs
 
+    def stored_as(self, f, node: ast.AST | None, origins: list) -> list[Site]:
+        """Entry points and loads whose value is stored as an attribute of the name that ``node``
+        (``model.proj``, in ``f``) reads, when ``origins`` cannot say where it comes from:
+        `self.proj = torch.jit.script(...)` in a class, read from outside through an instance
+        that the model does not follow. What reads it there (a freeze, a save) must get the kind
+        that the site makes (issue 32)."""
+        if not isinstance(node, ast.Attribute) or UNKNOWN not in origins:
+            return []
+        if self._stored is None:
+            self._stored = {}
+            for site in self.sites.all:
+                if site.kind not in (ENTRY_SCRIPT, ENTRY_TRACE, READER):
+                    continue
+                for target in _assigned_to(site):
+                    if isinstance(target, ast.Attribute):
+                        self._stored.setdefault(target.attr, []).append(site)
+        return list(self._stored.get(node.attr, ()))
+
     def is_writer(self, s: Site) -> bool:
         """A `.save(...)` call is a TorchScript writer when a rule reported it or what it saves
         comes from TorchScript."""
         if s.kind != WRITER:
             return False
         if s.api == JIT_SAVE or s.findings:
+            return True
+        if self.stored_as(s.file, self.receivers.get(id(s)), self.writer_origins.get(id(s), [])):
             return True
         for o in self.writer_origins.get(id(s), ()):
             if isinstance(o, Site):
@@ -157,3 +180,21 @@ class Links:
                 for p in s.patterns:
                     groups.setdefault(ap.shown(p), []).append(s)
         return sorted((k, sorted(v, key=lambda s: (s.file.path, s.start))) for k, v in groups.items())
+
+
+def _assigned_to(site: Site) -> list[ast.AST]:
+    """The targets of the assignment whose value is the site's call (or ``call.eval()``)."""
+    out: list[ast.AST] = []
+    for node in ast.walk(site.file.tree) if site.scope == "" else _scope_nodes(site):
+        if isinstance(node, ast.Assign):
+            value = node.value
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "eval":
+                value = value.func.value
+            if value is site.node:
+                out.extend(node.targets)
+    return out
+
+
+def _scope_nodes(site: Site):
+    d = site.file.innermost_def(site.start)
+    return ast.walk(d.node) if d is not None else ast.walk(site.file.tree)

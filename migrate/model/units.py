@@ -17,6 +17,7 @@ from ts2export.model.findings import ScanFinding
 from ts2export.model.links import Links
 from ts2export.model.origins import Origins
 from ts2export.model.pyfile import first_arg
+from ts2export.model.values import UNKNOWN
 from ts2export.model.sites import ENTRY_CLASS, ENTRY_SCRIPT, ENTRY_TRACE, READER, TRANSFORM, Site, Sites, Unit
 
 
@@ -52,13 +53,25 @@ class Units:
         for s in self.sites.all:
             if s.kind == TRANSFORM:
                 arg = first_arg(s.node, "mod", "module", "script_module")
-                for o in (self.origins.origins(s.file, arg) if arg is not None else ()):
+                found = self.origins.origins(s.file, arg) if arg is not None else []
+                for o in found:
                     if isinstance(o, Site):
                         union(s, o)
+                for o in self.links.stored_as(s.file, arg, found):  # `freeze(model.proj)`
+                    union(s, o)
             if id(s) not in writers:
                 continue
+            for o in self.links.stored_as(s.file, self.links.receivers.get(id(s)), self.links.writer_origins[id(s)]):
+                union(s, o)  # `model.proj.save(p)`, `proj` stored by a script in the model's class
             for o in self.links.writer_origins[id(s)]:
-                if isinstance(o, Site):
+                if o is UNKNOWN:
+                    # it saves a value that cannot be followed back (passed through a container, a
+                    # function of another package...): it may be what a trace of its file made, and a
+                    # save left TorchScript must not get the exported module (issue 32)
+                    for e in self.sites.by_file().get(s.file.path, ()):
+                        if e.kind == ENTRY_TRACE:
+                            union(s, e)
+                elif isinstance(o, Site):
                     union(s, o)
                 elif isinstance(o, tuple) and o[0] == "instance":
                     for cls in self.classes.script_module_roots(o[1], o[2]):

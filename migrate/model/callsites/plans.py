@@ -13,6 +13,7 @@ import libcst as cst
 from ts2export.edits import Applicability, Edit, Import
 from ts2export import quoting
 from ts2export.model.callsites.bindings import binding, definition
+from ts2export.model.callsites.escapes import leaves
 from ts2export.model.callsites.examples import ExportArgs
 from ts2export.model.callsites.syntax import (
     Asker, FREEZE, JIT_LOAD, JIT_SAVE, LITE_METHODS, MODULE_METHODS, OPTIMIZE, OPTIMIZE_FOR_INFERENCE, SCRIPT, TRACE,
@@ -71,6 +72,15 @@ def plan_uses(rule: Asker, call: cst.Call, new_code: Callable[[bool], str], what
             if why:
                 plan.problem = f"{why} (line {rule.position(u.node).start.line}), so the {what} stays as it is"
                 return plan
+    made = rule.position(call)
+    for u in uses:
+        at = rule.position(u.node).start
+        if (made.start.line, made.start.column) <= (at.line, at.column) <= (made.end.line, made.end.column):
+            continue  # `model = torch.jit.script(model)`: the call's own argument
+        why = _handed_on(rule, u, what)
+        if why:
+            plan.problem = why
+            return plan
     returned = [u for u in uses if u.kind == "value" and isinstance(rule.parent(u.node), cst.Return)]
     if returned:
         problem = _callers(rule, returned[0].node, plan, what)
@@ -121,7 +131,8 @@ def _through_freezes(rule: Asker, uses: list[Use]) -> tuple[list[Use], str | Non
     """The uses with ``torch.jit.freeze(v)`` / ``torch.jit.optimize_for_inference(v)`` replaced by the
     uses of their result: both return (a copy of) ``v``, and TSX601 rewrites the freeze to ``v``
     itself, so ``frozen = freeze(traced); frozen.save(p)`` saves the program (TSX602 has no fix: its
-    unit waits). A result that cannot be followed is a reason to stay."""
+    unit waits); and the uses of an alias (``alias = traced``) likewise. A result that cannot be
+    followed is a reason to stay."""
     out: list[Use] = []
     todo = list(uses)
     followed: set[int] = set()  # the freeze calls whose result is followed: `m = freeze(m)` reads itself
@@ -129,6 +140,18 @@ def _through_freezes(rule: Asker, uses: list[Use]) -> tuple[list[Use], str | Non
         u = todo.pop(0)
         # `freeze(v)`, and `freeze(v.eval())`: the mode switch is dropped with the freeze's own rewrite
         arg = rule.parent(u.node) if u.kind == "value" else rule.parent(u.outer) if u.kind == "mode" else None
+        if u.kind == "value" and _is_alias(rule, u.node) and id(u.node) not in followed:
+            followed.add(id(u.node))  # `alias = traced`: the uses of the alias are uses of the value
+            b = binding(rule, u.node)
+            if b.problem:
+                return out, f"cannot follow the alias `{shown(arg.targets[0].target)}` ({b.problem})"
+            if b.target is None:
+                out.append(u)
+                continue
+            if b.rebinds:
+                return out, f"`{shown(b.target)}`, an alias of the value, is rebound"
+            todo.extend(classify_use(rule, r) for r in b.uses)
+            continue
         call = rule.parent(arg) if isinstance(arg, cst.Arg) else None
         if not (isinstance(call, cst.Call) and call.args and call.args[0] is arg
                 and rule.matches(call.func, FREEZE, OPTIMIZE_FOR_INFERENCE)):
@@ -149,6 +172,13 @@ def _through_freezes(rule: Asker, uses: list[Use]) -> tuple[list[Use], str | Non
                 return out, f"`{shown(b.target)}`, the result of `{shown(call.func)}(...)`, is rebound"
             todo.extend(classify_use(rule, r) for r in b.uses)
     return out, None
+
+
+def _is_alias(rule: Asker, ref: cst.CSTNode) -> bool:
+    """``alias = ref``: a plain name bound to the value."""
+    assign = rule.parent(ref)
+    return (isinstance(assign, cst.Assign) and assign.value is ref and len(assign.targets) == 1
+            and isinstance(assign.targets[0].target, cst.Name))
 
 
 def lowered(rule: Asker, call: cst.Call, depth: int = 0) -> bool:
@@ -213,6 +243,49 @@ def ep_use_problem(rule: Asker, use: Use) -> str | None:
         if inner.problem:
             return f"the result of `optimize_for_mobile` cannot be followed ({inner.problem})"
     return None
+
+
+def _handed_on(rule: Asker, use: Use, what: str) -> str | None:
+    """Why the value cannot be rewritten when a use hands it to code the program model cannot
+    follow: stored in a container or an object of another package, put in a collection, yielded.
+    There it may be saved, frozen or called with other inputs, which the exported module does not
+    take (issue 32). Returns are followed to their callers (:func:`_callers`), arguments of the
+    run's functions and classes and of torch's module containers by the program model."""
+    if use.kind != "value" or _returned(rule, use.node) or _looked_at(rule, use.node) or not leaves(rule, use.node):
+        return None
+    holder = rule.parent(use.node)
+    if isinstance(holder, cst.Arg):
+        call = rule.parent(holder)
+        if isinstance(call, cst.Call) and any(n.startswith("builtins.") for n in rule.qualnames(call.func)):
+            return None  # `print(m)`, `isinstance(m, nn.Module)`: looked at, not kept
+        holder = call
+    elif isinstance(holder, (cst.Element, cst.DictElement, cst.StarredElement)):
+        holder = rule.parent(holder)
+    line = rule.position(use.node).start.line
+    shown_holder = f"`{quoting.inline_node(holder)}`" if isinstance(holder, cst.BaseExpression) else "code it cannot follow"
+    return (f"the {what} is handed on at line {line} ({shown_holder}), where ts2export cannot follow it: what the "
+            "program does with it there (save it, freeze it, call it with other inputs) would meet an exported "
+            "module, so it stays as it is; pass it to a function of the project (or bind it to a name the code "
+            "uses directly), or check a migration with `ts2export record` and `apply --test`")
+
+
+def _returned(rule: Asker, ref: cst.CSTNode) -> bool:
+    """``return m`` or ``return m, meta``: the value goes to the callers (see :func:`_callers` and
+    the program model's units)."""
+    parent = rule.parent(ref)
+    if isinstance(parent, cst.Element):
+        parent = rule.parent(rule.parent(parent))
+    return isinstance(parent, cst.Return)
+
+
+def _looked_at(rule: Asker, ref: cst.CSTNode) -> bool:
+    """``m is None``, ``if m:``, ``not m``: the value is tested, not kept."""
+    parent = rule.parent(ref)
+    if isinstance(parent, (cst.Comparison, cst.ComparisonTarget)):
+        return True
+    if isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not):
+        return True
+    return isinstance(parent, (cst.If, cst.While, cst.IfExp, cst.Assert)) and parent.test is ref
 
 
 def _callers(rule: Asker, ret: cst.BaseExpression, plan: Plan, what: str) -> str | None:

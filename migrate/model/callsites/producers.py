@@ -9,6 +9,7 @@ import libcst as cst
 from ts2export.edits import Applicability, Edit, Import
 from ts2export.quoting import inline_node
 from ts2export.model.callsites.bindings import assigned_value, binding, definition
+from ts2export.model.callsites.escapes import escapes as _escapes, references as _references
 from ts2export.model.callsites.examples import (
     ExportArgs, example_elements, relative_path, script_names, specialized_but_checked, dim_name, evidence_of,
     export_args, hint_inputs, is_tensor_expr, script_inputs, tensor_shape,
@@ -250,61 +251,6 @@ def _used_after(rule: Asker, name: cst.Name, call: cst.Call) -> str | None:
             continue
         return "changed"
     return found
-
-
-def _leaves(rule: Asker, ref: cst.CSTNode) -> bool:
-    """Whether a value used as a plain value may leave the code in sight: anything but an argument
-    of a constructor or of a function of the run (:func:`_made_part_of`), directly or as a branch
-    of ``a if c else b`` bound to a name that is used that way or called."""
-    parent = rule.parent(ref)
-    if isinstance(parent, cst.IfExp) and ref is not parent.test:
-        from libcst.metadata import ScopeProvider
-
-        assign = rule.parent(parent)
-        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1
-                and isinstance(assign.targets[0].target, cst.Name)):
-            return True
-        name = assign.targets[0].target
-        scope = rule.get_metadata(ScopeProvider, name, None)
-        if scope is None:
-            return True
-        return any(_escapes(rule, classify_use(rule, r), through_branches=False)
-                   for r in _references(scope, name.value))
-    return not _made_part_of(rule, ref)
-
-
-def _escapes(rule: Asker, use: Use, through_branches: bool = True) -> bool:
-    """Whether one use of a scripted value keeps it TorchScript: saved, lowered, frozen or read as
-    TorchScript (``ep``, ``script-attr``), or a plain value that leaves the code in sight (returned,
-    stored, passed on). ``through_branches``: follow a name bound to ``a if c else b`` one step
-    (:func:`_leaves`); a use met there is judged as it stands."""
-    if use.kind in ("ep", "script-attr"):
-        return True
-    if use.kind != "value":
-        return False
-    return _leaves(rule, use.node) if through_branches else not _made_part_of(rule, use.node)
-
-
-def _made_part_of(rule: Asker, ref: cst.CSTNode) -> bool:
-    """Whether a value is passed to a class's constructor (``nn.Sequential(conv, scripted)``: it
-    becomes a submodule, called by its owner, which TorchScript can compile again, eager as it is)
-    or to a function of the run (whose saves, loads and checks of the value the program model
-    follows into the function, so that they are in the call's unit and it is not alone)."""
-    arg = rule.parent(ref)
-    call = rule.parent(arg) if isinstance(arg, cst.Arg) and arg.value is ref else None
-    if not isinstance(call, cst.Call) or arg.star:
-        return False
-    func = call.func
-    last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-    if last[:1].isupper():
-        return True
-    return any(rule.context.program.kind_of(name) in ("function", "class") for name in rule.qualnames(func))
-
-
-def _references(scope, name: str) -> list[cst.CSTNode]:
-    """Every reference to the assignments of ``name`` in ``scope``, nested scopes (comprehensions,
-    inner functions) included."""
-    return [ref.node for a in scope.assignments[name] for ref in a.references]
 
 
 def _plan_script_export(rule: Asker, call: cst.Call) -> Plan:
