@@ -15,7 +15,10 @@ the same before migration; the differential harness (tests/test_never_broken.py)
 * ``passed_along``: what each ``name = torch.jit.trace(...)`` / ``torch.jit.script(...)`` makes
   passes through an alias, an attribute of a holder object, a function's return and a function of
   a second module (``passing_along.py``, added) before the program saves, loads or calls it
-  (issue 32).
+  (issue 32): code the program model cannot follow, so the value must keep its kind.
+* ``handed_over``: the same through code it can follow: an alias, a function's return (its
+  argument) and a function of the second module; ``frozen_over`` with ``torch.jit.freeze`` as the
+  alias (programs whose value cannot be frozen, a function or a training-mode module, are skipped).
 """
 
 from __future__ import annotations
@@ -207,10 +210,11 @@ def hidden_inputs(source: str) -> str:
 
 
 class _PassAlong(cst.CSTTransformer):
-    def __init__(self, followable: bool = False) -> None:
+    def __init__(self, followable: bool = False, frozen: bool = False) -> None:
         super().__init__()
         self.changed = 0
         self.followable = followable
+        self.frozen = frozen
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
         if len(updated_node.body) != 1 or not isinstance(updated_node.body[0], cst.Assign):
@@ -234,7 +238,7 @@ class _PassAlong(cst.CSTTransformer):
             f"{name} = passing_along.passed(_{name}_handed())",
         ] if not self.followable else [
             f"_{name}_made = {call}",
-            f"_{name}_alias = _{name}_made",
+            f"_{name}_alias = torch.jit.freeze(_{name}_made)" if self.frozen else f"_{name}_alias = _{name}_made",
             f"def _{name}_handed(model):\n    return model",
             f"{name} = passing_along.passed(_{name}_handed(_{name}_alias))",
         ]
@@ -260,9 +264,9 @@ def passed_along(source: str) -> str:
     return _with_imports(new, "types", "passing_along").code
 
 
-def handed_over(source: str) -> str:
+def handed_over(source: str, frozen: bool = False) -> str:
     module = cst.parse_module(source)
-    transformer = _PassAlong(followable=True)
+    transformer = _PassAlong(followable=True, frozen=frozen)
     new = module.visit(transformer)
     if not transformer.changed:
         return source
@@ -270,9 +274,9 @@ def handed_over(source: str) -> str:
 
 
 VARIANTS = {"paths": paths, "batch1": batch1, "hidden_inputs": hidden_inputs, "passed_along": passed_along,
-            "handed_over": handed_over}
+            "handed_over": handed_over, "frozen_over": lambda source: handed_over(source, frozen=True)}
 #: Files a variant adds to the program it makes.
-EXTRA_FILES = {"passed_along": {"passing_along.py": PASSING_ALONG}, "handed_over": {"passing_along.py": PASSING_ALONG}}
+EXTRA_FILES = {kind: {"passing_along.py": PASSING_ALONG} for kind in ("passed_along", "handed_over", "frozen_over")}
 
 
 def variant(files: dict[str, bytes], name: str) -> dict[str, bytes] | None:
