@@ -4,7 +4,9 @@ Every runnable corpus program, and variants generated from it the way outside co
 (tests/variants.py: artifact paths built at run time in mixed spellings, batch-1 trace examples,
 trace examples hidden behind a helper's parameter), is run before ``apply``, after ``apply`` and
 after ``apply --unsafe-fixes``, and after ``ts2export record`` and ``apply --unsafe-fixes
---recording``; every run must succeed with the same outputs. A program may end up
+--recording``, and (for the programs of issue 32's classes) gated: ``apply --unsafe-fixes
+--recording --test`` with the program itself, compared, as the test command; every run must
+succeed with the same outputs. A program may end up
 less migrated, never broken. (The case's own fix mode on the program itself is run by
 tests/test_corpus.py.)"""
 
@@ -87,3 +89,54 @@ def test_variants_never_break(name, kind, tmp_path):
     files = variant(_files(case), kind)
     _check(case, files, ("safe", "unsafe"), variant_of=kind)
     _check(case, files, ("unsafe",), variant_of=kind, recording=record_program(case, tmp_path, files))
+
+
+#: The classes of issue 32, each a program written the way outside code is: a frozen trace saved
+#: and returned, parameters written in place by a fusing helper, a dynamically quantized
+#: recurrent model, a trace whose inputs are items of a batch dict; and a sampler over a frozen trace.
+GATED = ["never_broken/frozen_trace_saved", "never_broken/fused_detector", "never_broken/quantized_classifier",
+         "never_broken/dict_batch_trace", "never_broken/frozen_sampler"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", GATED)
+def test_gated_mode_never_breaks(name, tmp_path, monkeypatch):
+    """The fourth mode: `record`, then `apply --unsafe-fixes --recording --test CMD`, where the
+    command runs the program and compares its outputs with the outputs it had before. The gate keeps
+    what the command accepts; what it wrote must run with the same outputs, and the units the
+    recorded mode migrates with equal outputs must not be rolled back."""
+    from ts2export.engine.discovery import file_kind
+    from ts2export.engine.gated import gated_apply
+    from ts2export.engine.tasks import Task
+    from pathlib import Path
+    import shutil
+
+    case = next(c for c in CASES if c.name == name)
+    files = _files(case)
+    expected, _ = run_program(case.before, case.entry, case.timeout)
+    recording = record_program(case, tmp_path / "rec")
+    options = case_options(case, "unsafe", recording)
+    recorded = _apply(case, files, "unsafe", recording)
+
+    def same_outputs(command, cwd, timeout):
+        try:
+            actual, _ = run_program(Path(cwd), case.entry, case.timeout)
+            compare_outputs(expected, actual, case)
+        except (RuntimeError, AssertionError) as exc:
+            return 1, str(exc)
+        return 0, "outputs equal"
+
+    work = tmp_path / "prog"
+    shutil.copytree(case.before, work, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.chdir(work)  # paths as `ts2export apply --test` in the repository gives them
+    tasks = [Task(rel, kind) for rel in sorted(files) if (kind := file_kind(Path(rel)))]
+    outcome = gated_apply(tasks, options, "the program, compared", work, jobs=1, timeout=case.timeout,
+                          launch=same_outputs)
+    gated = {rel: (work / rel).read_bytes() for rel in files}
+    actual, _ = run_program(case.before, case.entry, case.timeout, extra_files=gated)
+    compare_outputs(expected, actual, case)
+    assert not outcome.rolled_back, outcome.rolled_back  # the recorded mode's units keep their equal outputs
+    import difflib
+    diff = [line for rel in files for line in difflib.unified_diff(
+        recorded[rel].decode().splitlines(), gated[rel].decode().splitlines(), rel, rel + " (gated)", lineterm="")]
+    assert not diff, "\n".join(diff)
