@@ -23,19 +23,42 @@ the same before migration; the differential harness (tests/test_never_broken.py)
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor
 
 ARTIFACT_SUFFIXES = (".pt", ".ptl", ".pt2", ".pte", ".pth")
 FACTORIES = {"randn", "rand", "zeros", "ones", "empty", "full", "randint"}
 
 
+@lru_cache(maxsize=None)
+def _parse(source: str) -> cst.Module:
+    """A file's tree, parsed once for every variant (collection asks each variant of each program)."""
+    return cst.parse_module(source)
+
+
 def _with_imports(module: cst.Module, *modules: str) -> cst.Module:
-    context = CodemodContext()
-    for name in modules:
-        AddImportsVisitor.add_needed_import(context, name)
-    return AddImportsVisitor(context).transform_module(module)
+    """``import m`` for each of ``modules`` the module does not import at its top level, after its
+    docstring and ``__future__`` imports (libcst's AddImportsVisitor does this with a scope
+    analysis, which made collecting the variants take most of a minute)."""
+    have = {
+        cst.Module(body=[]).code_for_node(alias.name)
+        for line in module.body if isinstance(line, cst.SimpleStatementLine)
+        for stmt in line.body if isinstance(stmt, cst.Import)
+        for alias in stmt.names if alias.asname is None
+    }
+    new = [cst.parse_statement(f"import {name}\n") for name in modules if name not in have]
+    if not new:
+        return module
+    body = list(module.body)
+    i = 0
+    if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) \
+            and isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
+        i = 1
+    while i < len(body) and isinstance(body[i], cst.SimpleStatementLine) and isinstance(body[i].body[0], cst.ImportFrom) \
+            and isinstance(body[i].body[0].module, cst.Name) and body[i].body[0].module.value == "__future__":
+        i += 1
+    return module.with_changes(body=[*body[:i], *new, *body[i:]])
 
 
 class _Paths(cst.CSTTransformer):
@@ -76,7 +99,7 @@ class _Paths(cst.CSTTransformer):
 
 
 def paths(source: str) -> str:
-    module = cst.parse_module(source)
+    module = _parse(source)
     transformer = _Paths()
     new = module.visit(transformer)
     if not transformer.count:
@@ -168,7 +191,7 @@ class _Batch1(cst.CSTTransformer):
 
 
 def batch1(source: str) -> str:
-    module = cst.parse_module(source)
+    module = _parse(source)
     finder = _TraceExamples()
     module.visit(finder)
     transformer = _Batch1(finder.names)
@@ -201,7 +224,7 @@ class _HideInputs(cst.CSTTransformer):
 
 
 def hidden_inputs(source: str) -> str:
-    module = cst.parse_module(source)
+    module = _parse(source)
     transformer = _HideInputs()
     new = module.visit(transformer)
     if not transformer.changed:
@@ -256,7 +279,7 @@ def passed(model):
 
 
 def passed_along(source: str) -> str:
-    module = cst.parse_module(source)
+    module = _parse(source)
     transformer = _PassAlong()
     new = module.visit(transformer)
     if not transformer.changed:
@@ -265,7 +288,7 @@ def passed_along(source: str) -> str:
 
 
 def handed_over(source: str, frozen: bool = False) -> str:
-    module = cst.parse_module(source)
+    module = _parse(source)
     transformer = _PassAlong(followable=True, frozen=frozen)
     new = module.visit(transformer)
     if not transformer.changed:
@@ -275,6 +298,18 @@ def handed_over(source: str, frozen: bool = False) -> str:
 
 VARIANTS = {"paths": paths, "batch1": batch1, "hidden_inputs": hidden_inputs, "passed_along": passed_along,
             "handed_over": handed_over, "frozen_over": lambda source: handed_over(source, frozen=True)}
+#: A text each variant needs to find in a file to change it (the rest is not parsed: collection
+#: asks every variant of every corpus program).
+_JIT_ENTRY = ("jit.trace", "jit.script")
+NEEDS = {
+    "paths": lambda text: any(suffix + quote in text for suffix in ARTIFACT_SUFFIXES for quote in "\"'"),
+    "batch1": lambda text: "trace" in text,
+    "hidden_inputs": lambda text: "jit.trace" in text,
+    "passed_along": lambda text: any(e in text for e in _JIT_ENTRY),
+    "handed_over": lambda text: any(e in text for e in _JIT_ENTRY),
+    "frozen_over": lambda text: any(e in text for e in _JIT_ENTRY),
+}
+
 #: Files a variant adds to the program it makes.
 EXTRA_FILES = {kind: {"passing_along.py": PASSING_ALONG} for kind in ("passed_along", "handed_over", "frozen_over")}
 
@@ -286,7 +321,7 @@ def variant(files: dict[str, bytes], name: str) -> dict[str, bytes] | None:
     for rel, data in files.items():
         if rel.endswith(".py"):
             text = data.decode("utf-8")
-            out[rel] = transform(text).encode("utf-8")
+            out[rel] = transform(text).encode("utf-8") if NEEDS[name](text) else data
         else:
             out[rel] = data
     if out == files:
