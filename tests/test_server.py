@@ -76,8 +76,9 @@ def apply_edit(text: str, edit: lsp.WorkspaceEdit, uri: str) -> str:
 class Session:
     """A client talking to `python -m ts2export server` in a project folder."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, encodings: list[str] | None = None) -> None:
         self.folder = folder
+        self.encodings = encodings
         self.client = LanguageClient("ts2export-test", "0")
         self.diagnostics: asyncio.Queue = asyncio.Queue()
 
@@ -90,7 +91,8 @@ class Session:
         await self.client.start_io(sys.executable, "-m", "ts2export", "server", cwd=str(self.folder), env=env)
         await asyncio.wait_for(self.client.initialize_async(lsp.InitializeParams(
             process_id=os.getpid(), root_uri=self.folder.as_uri(),
-            capabilities=lsp.ClientCapabilities(),
+            capabilities=lsp.ClientCapabilities(general=lsp.GeneralClientCapabilities(
+                position_encodings=self.encodings)) if self.encodings else lsp.ClientCapabilities(),
         )), WAIT_S)
         self.client.initialized(lsp.InitializedParams())
 
@@ -179,6 +181,29 @@ async def _scenario(folder: Path) -> None:
 def test_the_server_publishes_findings_and_its_code_actions_fix_them(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.ts2export]\nignore = ["TSX303", "TSX001"]\n')
     asyncio.run(asyncio.wait_for(_scenario(tmp_path), 5 * WAIT_S))
+
+
+async def _positions(folder: Path, encoding: str) -> int:
+    text = 'import torch\nlabel = "é😀"; scripted = torch.jit.script(f)\n'
+    path = folder / "m.py"
+    path.write_text(text, encoding="utf-8")
+    session = Session(folder, [encoding])
+    await session.start()
+    try:
+        session.client.text_document_did_open(lsp.DidOpenTextDocumentParams(
+            text_document=lsp.TextDocumentItem(uri=path.as_uri(), language_id="python", version=1, text=text)))
+        found = await session.published(path.as_uri())
+        return next(d for d in found if d.range.start.line == 1).range.start.character
+    finally:
+        await session.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16"])
+def test_positions_are_in_the_units_the_client_negotiated(tmp_path, encoding):
+    prefix = 'label = "é😀"; scripted = '
+    expected = len(prefix.encode(encoding + "-le" if encoding == "utf-16" else encoding)) // (2 if encoding == "utf-16" else 1)
+    assert asyncio.run(asyncio.wait_for(_positions(tmp_path, encoding), 3 * WAIT_S)) == expected
 
 
 def test_minimal_edit_replaces_only_what_changed():

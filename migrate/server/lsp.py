@@ -53,7 +53,8 @@ class Ts2exportServer(LanguageServer):
 
     @property
     def encoding(self) -> str:
-        return str(self.workspace.position_encoding or "utf-16")
+        encoding = self.workspace.position_encoding or "utf-16"
+        return str(getattr(encoding, "value", encoding))  # lsprotocol's enum: its value ("utf-8", ...)
 
     async def in_engine(self, fn, *args):
         return await asyncio.get_running_loop().run_in_executor(self.engine, fn, *args)
@@ -69,7 +70,9 @@ class Ts2exportServer(LanguageServer):
         await asyncio.sleep(delay)
         text = self.workspace.get_text_document(uri).source
         checked = await self.check(uri, text)
-        if checked is None or self.workspace.get_text_document(uri).source != text:
+        if checked is None or uri not in self.workspace.text_documents:
+            return  # closed meanwhile
+        if self.workspace.get_text_document(uri).source != text:
             return  # the document changed meanwhile: its own check publishes
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=checked.diagnostics))
 
