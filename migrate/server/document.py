@@ -150,13 +150,18 @@ def held_reason(f: Finding) -> str | None:
     return None
 
 
-def fix_label(f: Finding) -> str | None:
-    """What a quick fix for ``f`` is called, or None when there is none to offer."""
+def fix_label(f: Finding, more: int = 0) -> str | None:
+    """What a quick fix for ``f`` is called (``more``: the other fixes of its migration unit that it
+    writes too), or None when there is none to offer."""
     if f.applicability is Applicability.NONE or held_reason(f):
         return None
-    if f.applicability is Applicability.SAFE:
-        return f"Fix {f.rule_id}: {f.message}"
-    return f"Fix {f.rule_id} (unsafe fix: may change behaviour): {f.message}"
+    label = f"Fix {f.rule_id}"
+    if f.applicability is Applicability.UNSAFE:
+        label += " (unsafe fix: may change behaviour)"
+    if more:
+        label += f" with {more} more fix{'es' if more > 1 else ''} of its migration unit"
+    message = f.message if len(f.message) <= 90 else f.message[:89] + "…"
+    return f"{label}: {message}"
 
 
 def fix_mode(f: Finding) -> str:

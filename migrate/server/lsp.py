@@ -221,8 +221,7 @@ async def _code_actions(ls: Ts2exportServer, params: lsp.CodeActionParams) -> li
             fixed = await ls.in_engine(fix_document, doc.task, doc.options, fix_mode(f), [f.anchor])
             edit = _edit(uri, text, doc.decode(fixed.new), encoding) if fixed.changed else None
             if edit is not None:
-                if len(fixed.fixed) > 1:  # a fix migrates with its unit (docs/units.md)
-                    label += f" (with {len(fixed.fixed) - 1} more fix(es) of its migration unit)"
+                label = fix_label(f, max(len(fixed.fixed) - 1, 0))  # a fix migrates with its unit (docs/units.md)
                 actions.append(lsp.CodeAction(title=label, kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic],
                                               edit=edit, is_preferred=f.applicability is Applicability.SAFE))
     if _wanted(FIX_ALL_KIND, only) and any(
