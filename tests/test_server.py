@@ -223,3 +223,20 @@ def test_positions_count_the_clients_units():
     assert Lines(text).position(0, column) == (0, column + 1)  # the emoji is two UTF-16 units
     assert Lines(text, "utf-8").position(0, column) == (0, len(text[:column].encode()))
     assert Lines(text, "utf-32").position(0, column) == (0, column)
+
+
+def test_a_document_takes_the_workspace_config(tmp_path):
+    from ts2export.server.document import document
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.ts2export]\nselect = ["TSX3"]\nexclude = ["vendored/"]\n'
+        '[tool.ts2export.per-file-ignores]\n"tests/*" = ["TSX301"]\n')
+    doc = document(str(tmp_path / "tests" / "t.py"), "import torch\n")
+    assert doc.options.select == ("TSX3",) and doc.task.ignored == ("TSX301",) and doc.config_error is None
+    assert doc.options.rule_options["root"] == str(tmp_path.resolve())
+    assert document(str(tmp_path / "vendored" / "v.py"), "").task is None  # excluded: not checked
+    (tmp_path / "pyproject.toml").write_text('[tool.ts2export]\nselect = "TSX3\n')
+    broken = document(str(tmp_path / "m.py"), "")
+    assert "not valid TOML" in broken.config_error and broken.options.select == () and broken.task is not None
+    (tmp_path / "pyproject.toml").write_text('[tool.ts2export]\nignore = ["TSX999"]\n')
+    assert "TSX999" in document(str(tmp_path / "m.py"), "").config_error

@@ -59,6 +59,14 @@ class Ts2exportServer(LanguageServer):
     async def in_engine(self, fn, *args):
         return await asyncio.get_running_loop().run_in_executor(self.engine, fn, *args)
 
+    async def fixed(self, doc: Document, mode: str, anchors: list[str] | None) -> FileResult | None:
+        """The engine's fix of the document (None if it failed: logged, no action offered)."""
+        try:
+            return await self.in_engine(fix_document, doc.task, doc.options, mode, anchors)
+        except Exception:
+            log.exception("ts2export: fixing %s failed", doc.path)
+            return None
+
     def schedule(self, uri: str, delay: float) -> None:
         """Check ``uri`` after ``delay`` seconds, replacing a check still waiting."""
         previous = self.pending.pop(uri, None)
@@ -218,16 +226,16 @@ async def _code_actions(ls: Ts2exportServer, params: lsp.CodeActionParams) -> li
             label = fix_label(f)
             if label is None or not overlaps(finding_range(f, lines), cursor):
                 continue
-            fixed = await ls.in_engine(fix_document, doc.task, doc.options, fix_mode(f), [f.anchor])
-            edit = _edit(uri, text, doc.decode(fixed.new), encoding) if fixed.changed else None
+            fixed = await ls.fixed(doc, fix_mode(f), [f.anchor])
+            edit = _edit(uri, text, doc.decode(fixed.new), encoding) if fixed is not None and fixed.changed else None
             if edit is not None:
                 label = fix_label(f, max(len(fixed.fixed) - 1, 0))  # a fix migrates with its unit (docs/units.md)
                 actions.append(lsp.CodeAction(title=label, kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic],
                                               edit=edit, is_preferred=f.applicability is Applicability.SAFE))
     if _wanted(FIX_ALL_KIND, only) and any(
             f.applicability is Applicability.SAFE and not f.held for f in checked.result.findings):
-        fixed = await ls.in_engine(fix_document, doc.task, doc.options, "safe", None)
-        edit = _edit(uri, text, doc.decode(fixed.new), encoding) if fixed.changed else None
+        fixed = await ls.fixed(doc, "safe", None)
+        edit = _edit(uri, text, doc.decode(fixed.new), encoding) if fixed is not None and fixed.changed else None
         if edit is not None:
             actions.append(lsp.CodeAction(title="ts2export: fix all safe findings", kind=FIX_ALL_KIND, edit=edit))
     return actions
