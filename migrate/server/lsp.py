@@ -116,6 +116,12 @@ class Ts2exportServer(LanguageServer):
         self.checked.pop(uri, None)
 
 
+def _warm() -> None:
+    from ts2export.engine.registry import all_rules
+
+    all_rules()
+
+
 def _analyse(path: str, text: str) -> tuple[Document, FileResult | None]:
     doc = document(path, text)
     if doc.task is None:
@@ -178,6 +184,10 @@ def _is_python(server: Ts2exportServer, uri: str) -> bool:
 
 def build(debounce: float = DEBOUNCE_S) -> Ts2exportServer:
     server = Ts2exportServer(debounce)
+
+    @server.feature(lsp.INITIALIZED)
+    def initialized(ls: Ts2exportServer, params: lsp.InitializedParams) -> None:
+        ls.engine.submit(_warm)  # the rules imported before the first document arrives
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(ls: Ts2exportServer, params: lsp.DidOpenTextDocumentParams) -> None:
