@@ -99,7 +99,7 @@ def _run_engine(paths, select, ignore, config, jobs, fix, progress, plan="safe",
 
 def _configure(paths, select, ignore, config, fix, plan="safe", external=None, recording=None):
     """The files to check and the engine's options; user errors exit 2 with one line."""
-    from ts2export.engine.config import ConfigError, load_config
+    from ts2export.engine.config import ConfigError, load_config, per_file_ignores
     from ts2export.engine.discovery import DiscoveryError, discover
     from ts2export.engine import Options, Task
     from ts2export.engine.registry import known_selector
@@ -119,7 +119,7 @@ def _configure(paths, select, ignore, config, fix, plan="safe", external=None, r
         files = discover(given, cfg.root, cfg.exclude)
     except DiscoveryError as exc:
         raise fail(str(exc))
-    tasks = [Task(str(f.path), f.kind, _per_file_ignores(f.path, cfg)) for f in files]
+    tasks = [Task(str(f.path), f.kind, per_file_ignores(f.path, cfg)) for f in files]
     options = Options(
         select=tuple(select_ids),
         ignore=tuple(ignore_ids),
@@ -148,22 +148,6 @@ def _check_recording(path) -> str | None:
     except RecordingError as exc:
         raise fail(str(exc))
     return str(path)
-
-
-def _per_file_ignores(path: Path, cfg) -> tuple[str, ...]:
-    if not cfg.per_file_ignores:
-        return ()
-    import pathspec
-
-    try:
-        rel = Path(os.path.realpath(path)).relative_to(cfg.root).as_posix()
-    except ValueError:
-        rel = Path(path).as_posix()
-    out: list[str] = []
-    for pattern, ids in cfg.per_file_ignores.items():
-        if pathspec.GitIgnoreSpec.from_lines([pattern]).match_file(rel):
-            out.extend(ids)
-    return tuple(out)
 
 
 def _with_progress(tasks, options, jobs, progress):
@@ -530,6 +514,19 @@ def _gated(paths, select, ignore, config, jobs, fix, external, recording, comman
                f"checking and fixing the states took {outcome.analysis_seconds:.1f} s).")
     written = sum(1 for r in outcome.results if r.changed)
     return sorted(outcome.results + others, key=lambda r: r.path), written
+
+
+@app.command("server")
+def language_server() -> None:
+    """Run the language server (LSP over standard input and output): findings as diagnostics while
+    you type, fixes as code actions. See docs/editor.md."""
+    import importlib.util
+
+    if importlib.util.find_spec("pygls") is None or importlib.util.find_spec("lsprotocol") is None:
+        raise fail("`ts2export server` needs pygls, which this install does not have: pip install 'ts2export[server]'")
+    from ts2export.server.lsp import serve
+
+    serve()
 
 
 @app.command("rules")

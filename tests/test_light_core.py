@@ -12,6 +12,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 PROBE = textwrap.dedent('''
@@ -76,3 +78,46 @@ def test_the_core_dependencies_leave_torch_to_the_extras():
     extras = project["optional-dependencies"]
     assert any(d.startswith("torch") for d in extras["torch"])
     assert {"torch", "executorch"} <= {d.split(">")[0].split("=")[0].split("<")[0] for d in extras["edge"]}
+
+
+SERVER_PROBE = textwrap.dedent('''
+    import contextlib, io, json, sys
+
+    sys.modules["torch"] = sys.modules["executorch"] = None
+    if sys.argv[1] == "without pygls":
+        sys.modules["pygls"] = None
+        from ts2export.cli import main
+
+        err = io.StringIO()
+        sys.argv = ["ts2export", "server"]
+        with contextlib.redirect_stderr(err):
+            try:
+                main()
+            except SystemExit as exc:
+                print(json.dumps([exc.code, err.getvalue()]))
+    else:  # the server's whole import path, a document checked and fixed: no torch
+        from ts2export.server.document import document
+        from ts2export.server.lsp import build
+        from ts2export.engine.document import check_document, fix_document
+
+        build()
+        doc = document(sys.argv[2], "import torch\\ntraced = torch.jit.trace(model, x)\\n")
+        found = [f.rule_id for f in check_document(doc.task, doc.options).findings]
+        fix_document(doc.task, doc.options, "unsafe")
+        torch = sys.modules.get("torch") is not None or any(m.startswith("torch.") for m in sys.modules)
+        print(json.dumps([found, torch]))
+''')
+
+
+def test_the_language_server_imports_no_torch_and_names_its_extra(tmp_path):
+    pytest.importorskip("pygls")
+    done = subprocess.run([sys.executable, "-c", SERVER_PROBE, "with pygls", str(tmp_path / "m.py")],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    found, torch = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "TSX301" in found and torch is False
+    done = subprocess.run([sys.executable, "-c", SERVER_PROBE, "without pygls"], capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path)
+    code, err = json.loads(done.stdout.strip().splitlines()[-1])
+    assert code == 2 and err == ("error: `ts2export server` needs pygls, which this install does not have: "
+                                 "pip install 'ts2export[server]'\n")

@@ -4,7 +4,8 @@ batched visit, suppressions) and writes fixes (``fixes``), and runs the whole (`
 checked in worker processes while the program model (``ts2export.model``) is built, the model's
 decision of what to hold back, then the fix pass under it. Around a run: the result cache
 (``cache``), files it does not process (``skipped``), apply gated by the user's tests (``gated``),
-the corpus harness (``corpus``) and the rules' generated documentation (``ruledocs``).
+one editor document checked and fixed in memory for the language server (``document``), the corpus
+harness (``corpus``) and the rules' generated documentation (``ruledocs``).
 
 Imports: ``ts2export.model``, ``ts2export.rule``, ``ts2export.edits``, ``ts2export.textio`` and the
 recording reader (``ts2export.record.recording``); the rules only through ``registry``. Never the

@@ -131,3 +131,38 @@ def load_config(start: Path, explicit: Path | None = None) -> Config:
             raise ConfigError(f"{path}: [tool.ts2export] max-file-size must be a positive number of megabytes")
         cfg.max_file_size = float(size)
     return cfg
+
+
+def _relative(path: Path, cfg: Config) -> str:
+    try:
+        return Path(os.path.realpath(path)).relative_to(cfg.root).as_posix()
+    except ValueError:
+        return Path(path).as_posix()
+
+
+def per_file_ignores(path: Path, cfg: Config) -> tuple[str, ...]:
+    """The rule ids ``per-file-ignores`` turns off in ``path``."""
+    if not cfg.per_file_ignores:
+        return ()
+    import pathspec
+
+    rel = _relative(path, cfg)
+    out: list[str] = []
+    for pattern, ids in cfg.per_file_ignores.items():
+        if pathspec.GitIgnoreSpec.from_lines([pattern]).match_file(rel):
+            out.extend(ids)
+    return tuple(out)
+
+
+def excluded(path: Path, cfg: Config) -> bool:
+    """Whether the config's ``exclude`` patterns cover ``path`` (the file or a folder above it); a
+    path outside the config's folder is not excluded."""
+    if not cfg.exclude:
+        return False
+    import pathspec
+
+    try:
+        rel = Path(os.path.realpath(path)).relative_to(cfg.root).as_posix()
+    except ValueError:
+        return False
+    return pathspec.GitIgnoreSpec.from_lines(cfg.exclude).match_file(rel)
