@@ -22,6 +22,11 @@ from ts2export.quoting import inline
 
 Pos = tuple[int, int]  # (line, column), 1-based line, 0-based character column
 
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+#: The nodes _bind_statement reads: every other node binds no name.
+_BINDING = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.For, ast.AsyncFor, ast.comprehension,
+            ast.withitem, ast.ExceptHandler, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal)
+
 
 @dataclass
 class Def:
@@ -171,15 +176,31 @@ class PyFile:
 
     # -- collection --------------------------------------------------------------------------
     def _collect(self, node: ast.AST, scope: Scope, prefix: str, parent: str | None) -> None:
-        for child in ast.iter_child_nodes(node):
-            self.scope_of_node[id(child)] = scope
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                self._definition(child, scope, scope, prefix, parent)
+        # the hottest loop of the program model (every node of every parsed file): the children
+        # are listed inline (as ast.iter_child_nodes does, in the same order) and only the node
+        # types that can bind a name go through _bind_statement
+        scope_of_node = self.scope_of_node
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, ast.AST):
+                children = (value,)
+            elif isinstance(value, list):
+                children = value
+            else:
                 continue
-            if isinstance(child, ast.Lambda):
-                self._bind_args(child.args, scope, None)
-            self._bind_statement(child, scope)
-            self._collect(child, scope, prefix, parent)
+            for child in children:
+                if not isinstance(child, ast.AST):
+                    continue
+                scope_of_node[id(child)] = scope
+                if isinstance(child, _DEFINITIONS):
+                    self._definition(child, scope, scope, prefix, parent)
+                    continue
+                if isinstance(child, ast.Lambda):
+                    self._bind_args(child.args, scope, None)
+                if isinstance(child, _BINDING):
+                    self._bind_statement(child, scope)
+                if child._fields:
+                    self._collect(child, scope, prefix, parent)
 
     def _definition(self, node, scope: Scope, outer: Scope, prefix: str, parent: str | None) -> None:
         """``scope`` binds the name (a class body for a method); ``outer`` is where the body's free
