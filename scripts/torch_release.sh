@@ -25,7 +25,7 @@ if ! "$VENV/bin/python" -c "import torch, sys; sys.exit(torch.__version__.split(
   echo "torch $VER installed in $(( $(date +%s) - start )) s; venv size $(du -sh "$VENV" | cut -f1)" >&2
 fi
 echo "torch==$VER" > "$VENV/constraints.txt"
-"$VENV/bin/python" -m pip install -q --disable-pip-version-check -c "$VENV/constraints.txt" -e ".[dev]" 2>&1 \
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check -c "$VENV/constraints.txt" -e ".[dev]" numpy 2>&1 \
   | grep -v "^WARNING: Location" >&2 || true
 "$VENV/bin/python" -c "import torch; print('torch', torch.__version__, '| torch.jit present:', hasattr(torch.jit, 'script'))"
 # --basetemp: its own scratch, so that a run beside the pinned suite does not share pytest's folders

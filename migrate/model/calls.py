@@ -35,9 +35,12 @@ class Calls:
         # an inherited method is called on instances of subclasses, which need not name its class,
         # but a call of a method names the method
         words = {qualname.split(".", 1)[0]} | ({last} if first and last not in CALL_METHODS else set())
+        # ... and a call of a method or a nested function that Python does not call implicitly spells
+        # its name (`obj.save(...)`, `self.save(...)`, `inner(...)`): the other files are not parsed
+        required = last.encode() if first and last not in CALL_METHODS else None
         seen: set[str] = set()
         for word in sorted(words):
-            for f in self.files.naming(word.encode()):
+            for f in self.files.naming(word.encode(), required):
                 if f.path in seen:
                     continue
                 seen.add(f.path)

@@ -9,6 +9,7 @@ first time a question reaches it, and kept. Module names come from each file's a
 from __future__ import annotations
 
 import os
+import re
 from typing import Iterator
 
 from ts2export.model.pyfile import PyFile, module_name
@@ -21,6 +22,7 @@ class Files:
         self.sources = sources
         self.parsed: dict[str, PyFile] = {}  # in the order they were first asked for
         self.broken: dict[str, str] = {}  # files that ast could not read
+        self._aliases: dict[bytes, set[bytes]] = {}  # see _spellings
         inits = {os.path.dirname(os.path.abspath(p)) for p in sources if os.path.basename(p) == "__init__.py"}
 
         def has_init(folder: str) -> bool:
@@ -67,12 +69,48 @@ class Files:
             paths = sorted(paths, key=lambda p: os.path.dirname(p) != folder)
         return self.file(paths[0])
 
-    def naming(self, name: bytes) -> Iterator[PyFile]:
-        """The files whose text holds ``name`` (those that may refer to it), in the run's order,
-        each parsed when it is reached."""
+    def naming(self, name: bytes, required: bytes | None = None) -> Iterator[PyFile]:
+        """The files that may refer to ``name``: whose text has it as a word, or a name it is
+        imported as (``from m import name as other``, followed from file to file until no new name
+        turns up), and ``required`` as a word too when given; in the run's order, each parsed when
+        it is reached. (A substring test made a query for `main` parse most of a large package.)"""
+        names = self._spellings(name)
+        need = _word(required) if required is not None else None
         for path, data in self.sources.items():
-            if name not in data:
+            if not any(n in data for n in names):  # cheap first: most files hold none of the bytes
+                continue
+            if not any(_word(n).search(data) for n in names) or (need is not None and not need.search(data)):
                 continue
             f = self.file(path)
             if f is not None:
                 yield f
+
+    def _spellings(self, name: bytes) -> set[bytes]:
+        """``name`` and the names it is imported as anywhere in the run (see :meth:`naming`)."""
+        known = self._aliases.get(name)
+        if known is not None:
+            return known
+        names, todo = {name}, [name]
+        while todo:
+            n = todo.pop()
+            alias = re.compile(rb"\b" + re.escape(n) + rb"\s+as\s+(\w+)")
+            for data in self.sources.values():
+                if n not in data:
+                    continue
+                for m in alias.finditer(data):
+                    if m.group(1) not in names:
+                        names.add(m.group(1))
+                        todo.append(m.group(1))
+        self._aliases[name] = names
+        return names
+
+
+def _word(name: bytes) -> "re.Pattern[bytes]":
+    """``name`` as a whole word (an identifier, an attribute, a string's content)."""
+    found = _WORDS.get(name)
+    if found is None:
+        found = _WORDS[name] = re.compile(rb"(?<![\w])" + re.escape(name) + rb"(?![\w])")
+    return found
+
+
+_WORDS: dict[bytes, "re.Pattern[bytes]"] = {}
