@@ -261,7 +261,7 @@ def _print_held(results) -> None:
     if held:
         typer.echo(f"Held back ({len(held)}): these fixes would break code that stays TorchScript:", err=True)
         for f in held:
-            typer.echo(f"  {f.path}:{f.line}:{f.column}: {f.rule_id} {f.held}", err=True)
+            typer.echo(f"  {f.where}: {f.rule_id} {f.held}", err=True)
 
 
 def _exit_code(results, pending: bool) -> int:

@@ -42,11 +42,11 @@ def summary_counts(results: Sequence[FileResult]) -> dict:
 
 def finding_line(f: Finding) -> str:
     if f.held:
-        return f"{f.path}:{f.line}:{f.column}: {f.rule_id} {f.message} [held back: {f.held}]"
+        return f"{f.where}: {f.rule_id} {f.message} [held back: {f.held}]"
     if f.held_unsafe:
-        return f"{f.path}:{f.line}:{f.column}: {f.rule_id} {f.message} [held back with --unsafe-fixes: {f.held_unsafe}]"
+        return f"{f.where}: {f.rule_id} {f.message} [held back with --unsafe-fixes: {f.held_unsafe}]"
     mark = {"safe": " [*]", "unsafe": " [**]"}.get(f.applicability.value, "")
-    return f"{f.path}:{f.line}:{f.column}: {f.rule_id} {f.message}{mark}"
+    return f"{f.where}: {f.rule_id} {f.message}{mark}"
 
 
 _THROUGH = re.compile(r"through (`.+?` at \S+:\d+(?::\d+)?|`@.+?` on `.+?` at \S+:\d+(?::\d+)?), which stays( and whose target ts2export cannot follow)?")
@@ -161,7 +161,7 @@ def to_sarif(results: Sequence[FileResult]) -> str:
                     },
                 }
             }],
-            "properties": {"fix": f.applicability.value},
+            "properties": {"fix": f.applicability.value, **({"cell": f.cell} if f.cell is not None else {})},
         })
     notifications = [
         {

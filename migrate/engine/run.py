@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ts2export.engine.check import decide, run_one
+from ts2export.engine.notebooks import module_bytes, place_findings
 from ts2export.engine.tasks import FileResult, Options, Run, Task, mode_allows, unit_label
 from ts2export.model.decision import Decision
 from ts2export.model.findings import ScanFinding
@@ -65,7 +66,9 @@ class Analysis:
         """Decide (with ``exclude_units`` rolled back) and, when fixing, fix under that decision."""
         options = replace(self.options, exclude_units=tuple(exclude_units))
         first = [_fresh(r) for r in self.first]  # each run decides its own copy of the findings
-        return _decide_and_fix(first, self.tasks, self.program, options, self._workers, self)
+        out = _decide_and_fix(first, self.tasks, self.program, options, self._workers, self)
+        place_findings(out.results)
+        return out
 
 
 def _fresh(r: FileResult) -> FileResult:
@@ -79,7 +82,7 @@ def _first_pass(tasks: Sequence[Task], options: Options, workers: "_Workers", pr
     # the workers while this process builds the program model.
     early, late = [], []
     for t in tasks:
-        (late if t.kind == "python" and b"jit" in sources.get(t.path, b"jit") else early).append(t)
+        (late if t.kind in ("python", "notebook") and b"jit" in sources.get(t.path, b"jit") else early).append(t)
     pending = workers.start(early, replace(options, fix=None), progress)
     program = _program(sources, options)
     views = program.views() if program is not None else {}
@@ -205,6 +208,14 @@ def _sources(tasks: Sequence[Task]) -> dict[str, bytes]:
     """The bytes of the run's Python files (those that cannot be read are reported by their own check)."""
     sources: dict[str, bytes] = {}
     for t in tasks:
+        if t.kind == "notebook":  # its code cells, as one module (ts2export.engine.notebooks)
+            try:
+                code = module_bytes(t.data if t.data is not None else Path(t.path).read_bytes())
+            except OSError:
+                continue
+            if code is not None:
+                sources[t.path] = code
+            continue
         if t.kind != "python":
             continue
         if t.data is not None:

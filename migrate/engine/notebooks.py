@@ -1,0 +1,204 @@
+"""Jupyter notebooks (``.ipynb``): their code cells, in order, form one Python module that the rules
+and the program model see under the notebook's path; fixes to that module are written back into
+the cells, and nothing else of the notebook changes.
+
+* IPython magics and shell escapes (a line that starts with ``%`` or ``!``, a cell that starts
+  with a cell magic ``%%``) are masked before parsing: each such line becomes a placeholder
+  comment, restored when the cells are written back. A cell that does not compile even so is left
+  out of the module (and is never written).
+* Each cell starts after a marker comment line; a finding's line in the module maps to a cell and
+  a line in it (:func:`Notebook.place`). After fixes the markers split the module back into cells;
+  when they do not come back one per cell, in order, nothing is written.
+* The notebook is written back with the ``json`` module with its own indent, key order and
+  trailing newline; a notebook that this does not reproduce byte for byte is never rewritten.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+MARKER = "# ts2export: cell {}"
+_MARKER = re.compile(r"^# ts2export: cell (\d+)$")
+_PLACEHOLDER = "# ts2export: magic {}"
+_PLACEHOLDER_RE = re.compile(r"^(\s*)# ts2export: magic (\d+)$")
+
+
+class NotebookError(Exception):
+    """The notebook cannot be read (not JSON, not a notebook) or written back faithfully."""
+
+
+@dataclass
+class Cell:
+    number: int  # 1-based, among every cell of the notebook (as Jupyter shows them)
+    index: int  # position in the notebook's "cells" list
+    text: str  # its source, joined
+    masked: str  # its source with magics masked
+    magics: list[str] = field(default_factory=list)  # the masked lines, by placeholder number
+    error: str | None = None  # why it is left out of the module (it does not compile)
+
+
+@dataclass
+class Notebook:
+    doc: dict
+    cells: list[Cell]  # the code cells
+    indent: int | str | None
+    ensure_ascii: bool
+    newline: bool = True  # the file ends with a newline
+    code: str = ""  # the module: every code cell that compiles, each after its marker
+    starts: list[tuple[int, int]] = field(default_factory=list)  # (first line of a cell in the module, cell number)
+
+    def place(self, line: int) -> tuple[int, int]:
+        """(cell number, line within the cell) of a line of the module."""
+        cell, first = 0, 1
+        for start, number in self.starts:
+            if start > line:
+                break
+            cell, first = number, start
+        return cell, line - first + 1 if cell else line
+
+
+def read(data: bytes) -> Notebook:
+    try:
+        text = data.decode("utf-8")
+        doc = json.loads(text)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise NotebookError(f"cannot read the notebook: {exc}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("cells"), list):
+        raise NotebookError("cannot read the notebook: no list of cells")
+    indent = _indent(text)
+    ensure_ascii = text.isascii() and "\\u" in text
+    nb = Notebook(doc, [], indent, ensure_ascii, text.endswith("\n"))
+    for i, raw in enumerate(doc["cells"]):
+        if not isinstance(raw, dict) or raw.get("cell_type") != "code":
+            continue
+        source = raw.get("source", "")
+        src = "".join(source) if isinstance(source, list) else source if isinstance(source, str) else ""
+        cell = Cell(number=i + 1, index=i, text=src, masked="")
+        cell.masked = _mask(src, cell.magics)
+        try:
+            compile(cell.masked, f"cell {cell.number}", "exec", dont_inherit=True)
+        except SyntaxError as exc:
+            cell.error = f"cell {cell.number} not checked: syntax error at line {exc.lineno}: {exc.msg}"
+        except (ValueError, MemoryError, RecursionError) as exc:
+            cell.error = f"cell {cell.number} not checked: {type(exc).__name__}"
+        nb.cells.append(cell)
+    lines: list[str] = []
+    for cell in nb.cells:
+        if cell.error:
+            continue
+        lines.append(MARKER.format(cell.number) + "\n")
+        nb.starts.append((len(lines) + 1, cell.number))
+        body = cell.masked if cell.masked.endswith("\n") or not cell.masked else cell.masked + "\n"
+        lines.extend(body.splitlines(keepends=True))
+    nb.code = "".join(lines)
+    return nb
+
+
+def _indent(text: str) -> int | str | None:
+    m = re.match(r"\{\r?\n([ \t]*)\"", text)
+    if not m:
+        return None
+    ws = m.group(1)
+    return len(ws) if ws and set(ws) == {" "} else ws
+
+
+def _mask(src: str, magics: list[str]) -> str:
+    """The cell's source with each magic or shell line replaced by a numbered placeholder comment."""
+    lines = src.splitlines(keepends=True)
+    whole = bool(lines) and lines[0].lstrip().startswith("%%")
+    out = []
+    for line in lines:
+        body = line.rstrip("\r\n")
+        stripped = body.lstrip()
+        if whole or stripped.startswith(("%", "!")):
+            indent = body[: len(body) - len(stripped)]
+            out.append(indent + _PLACEHOLDER.format(len(magics)) + line[len(body):])
+            magics.append(body)
+        else:
+            out.append(line)
+    return "".join(out)
+
+
+def dumps(nb: Notebook) -> bytes:
+    text = json.dumps(nb.doc, indent=nb.indent, ensure_ascii=nb.ensure_ascii)
+    return (text + ("\n" if nb.newline else "")).encode("utf-8")
+
+
+def faithful(nb: Notebook, data: bytes) -> bool:
+    """Whether writing the notebook back reproduces its bytes (the condition to rewrite it)."""
+    return dumps(nb) == data
+
+
+def write(nb: Notebook, data: bytes, new_code: str) -> bytes:
+    """The notebook's bytes with the module ``new_code`` written back into its cells."""
+    parts: dict[int, list[str]] = {}
+    order: list[int] = []
+    current: list[str] | None = None
+    head: list[str] = []  # what a fix put before the first marker (an import): the first cell's
+    for line in new_code.splitlines(keepends=True):
+        m = _MARKER.match(line.rstrip("\r\n"))
+        if m:
+            number = int(m.group(1))
+            current = parts.setdefault(number, [])
+            order.append(number)
+            continue
+        (head if current is None else current).append(line)
+    expected = [c.number for c in nb.cells if not c.error]
+    if order != expected:
+        raise NotebookError("cannot write the fixes back into the cells: the cell markers moved")
+    if head and order:
+        parts[order[0]][:0] = head
+    by_number = {c.number: c for c in nb.cells}
+    if not faithful(nb, data):
+        raise NotebookError("cannot rewrite faithfully: the json module does not reproduce this notebook byte for byte")
+    for number, lines in parts.items():
+        cell = by_number[number]
+        text = "".join(_unmask(line, cell.magics) for line in lines)
+        text = text.rstrip("\n") + "\n" * _trailing_newlines(cell.text)  # a cell keeps its own ending
+        if text == cell.text:
+            continue
+        raw = nb.doc["cells"][cell.index]
+        if isinstance(raw.get("source"), list):
+            raw["source"] = text.splitlines(keepends=True)
+        else:
+            raw["source"] = text
+    return dumps(nb)
+
+
+def _trailing_newlines(text: str) -> int:
+    return len(text) - len(text.rstrip("\n"))
+
+
+def _unmask(line: str, magics: list[str]) -> str:
+    body = line.rstrip("\r\n")
+    m = _PLACEHOLDER_RE.match(body)
+    if not m or int(m.group(2)) >= len(magics):
+        return line
+    return magics[int(m.group(2))] + line[len(body):]
+
+
+def module_bytes(data: bytes) -> bytes | None:
+    """The module a notebook's code cells form (None: not a notebook that can be read)."""
+    try:
+        return read(data).code.encode("utf-8")
+    except NotebookError:
+        return None
+
+
+def place_findings(results) -> None:
+    """Give the findings of notebooks their cell and their line within it (the program model has
+    used the module's lines by then)."""
+    for r in results:
+        starts = getattr(r, "cell_starts", ())
+        if not starts:
+            continue
+        nb = Notebook({}, [], None, False, starts=list(starts))
+        for f in [*r.findings, *r.fixed]:
+            if f.cell is not None:
+                continue
+            f.cell, f.line = nb.place(f.line)
+            if f.end_line:
+                cell, end = nb.place(f.end_line)
+                f.end_line = end if cell == f.cell else f.line
