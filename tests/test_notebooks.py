@@ -116,3 +116,20 @@ def test_notebook_and_script_form_one_unit(tmp_path, run_cli):
     assert "torch.jit" not in (tmp_path / "serve.py").read_text()
     cells = json.loads((tmp_path / "train.ipynb").read_text())["cells"]
     assert "torch.jit" not in "".join(s for c in cells for s in c["source"])
+
+
+def test_baseline_knows_a_notebook_finding_again_when_cells_move(tmp_path, run_cli):
+    project(tmp_path, {"nb.ipynb": NB})
+    (tmp_path / "pyproject.toml").write_text(PINNED + 'baseline = "ts2export-baseline.json"\n')
+    code_, out, err = run_cli("baseline", "--no-progress", ".", cwd=tmp_path)
+    assert code_ == 0, out + err
+    entries = json.loads((tmp_path / "ts2export-baseline.json").read_text())
+    entries = entries["findings"]
+    assert sorted(e["code"] for e in entries) == ["torch.jit.annotate(int,torch.ones(1))",
+                                                 "torch.jit.annotate(int,torch.ones(2))"]
+    doc = json.loads(NB)
+    doc["cells"].insert(1, code("import math", "print(math.pi)"))  # every cell moves down by one
+    (tmp_path / "nb.ipynb").write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    code_, out, err = run_cli("check", "--no-progress", ".", cwd=tmp_path)
+    assert code_ == 0, out + err
+    assert "2 known findings not shown, 0 new" in out
