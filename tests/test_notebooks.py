@@ -133,3 +133,15 @@ def test_baseline_knows_a_notebook_finding_again_when_cells_move(tmp_path, run_c
     code_, out, err = run_cli("check", "--no-progress", ".", cwd=tmp_path)
     assert code_ == 0, out + err
     assert "2 known findings not shown, 0 new" in out
+
+
+def test_positions_in_what_findings_say_name_the_cell(tmp_path, run_cli):
+    nb = notebook(code("import torch", "net = torch.nn.Linear(3, 2).eval()"),
+                  code("scripted = torch.jit.script(net)"),
+                  code("scripted.save('model.pt')", "print(scripted.graph)"))
+    (tmp_path / "pyproject.toml").write_text("[tool.ts2export]\n")
+    (tmp_path / "train.ipynb").write_text(nb)
+    (tmp_path / "serve.py").write_text('import torch\n\n\ndef predict(x):\n    return torch.jit.load("model.pt")(x)\n')
+    code_, out, err = run_cli("check", "--unsafe-fixes", ".", cwd=tmp_path)
+    assert "`torch.jit.script(net)` at train.ipynb:cell 2:1, which makes a value that train.ipynb:cell 3:2 uses" in out
+    assert "train.ipynb:cell 3:1:1: TSX303" in out and "(see the finding at cell 2, line 1)" in out

@@ -49,7 +49,9 @@ def finding_line(f: Finding) -> str:
     return f"{f.where}: {f.rule_id} {f.message}{mark}"
 
 
-_THROUGH = re.compile(r"through (`.+?` at \S+:\d+(?::\d+)?|`@.+?` on `.+?` at \S+:\d+(?::\d+)?), which stays( and whose target ts2export cannot follow)?")
+# a position: path:line[:column], in a notebook path:cell N:line[:column]
+_AT = r"\S+?(?::cell \d+)?:\d+(?::\d+)?"
+_THROUGH = re.compile(rf"through (`.+?` at {_AT}|`@.+?` on `.+?` at {_AT}), which stays( and whose target ts2export cannot follow)?")
 
 
 def holder_lines(results: Sequence[FileResult], limit: int = 3) -> list[str]:

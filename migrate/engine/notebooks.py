@@ -189,15 +189,29 @@ def module_bytes(data: bytes) -> bytes | None:
 
 def place_findings(results) -> None:
     """Give the findings of notebooks their cell and their line within it (the program model has
-    used the module's lines by then)."""
+    used the module's lines by then); a notebook's position in what a finding says (``nb.ipynb:12``,
+    or ``line 12`` in a finding of the notebook itself) becomes ``nb.ipynb:cell 3:2`` (``cell 3,
+    line 2``). Unit labels stay as the program model names them (they identify units)."""
+    books = {r.path: Notebook({}, [], None, False, starts=list(r.cell_starts)) for r in results if r.cell_starts}
+    if not books:
+        return
+    at = re.compile(r"(?<![\w/.-])(" + "|".join(re.escape(p) for p in sorted(books, key=len, reverse=True)) + r"):(\d+)\b")
+
+    def cell_at(m: re.Match) -> str:
+        cell, line = books[m.group(1)].place(int(m.group(2)))
+        return f"{m.group(1)}:cell {cell}:{line}" if cell else m.group(0)
+
     for r in results:
-        starts = getattr(r, "cell_starts", ())
-        if not starts:
-            continue
-        nb = Notebook({}, [], None, False, starts=list(starts))
+        nb = books.get(r.path)
         for f in [*r.findings, *r.fixed]:
-            if f.cell is not None:
+            for name in ("message", "held", "held_unsafe", "switched"):
+                text = getattr(f, name)
+                if text and ":" in text:
+                    setattr(f, name, at.sub(cell_at, text))
+            if nb is None or f.cell is not None:
                 continue
+            if "line " in f.message:
+                f.message = re.sub(r"\bline (\d+)\b", lambda m: "cell {}, line {}".format(*nb.place(int(m.group(1)))), f.message)
             f.cell, f.line = nb.place(f.line)
             if f.end_line:
                 cell, end = nb.place(f.end_line)
