@@ -108,7 +108,10 @@ def test_notebook_and_script_form_one_unit(tmp_path, run_cli):
     (tmp_path / "train.ipynb").write_text(nb)
     (tmp_path / "serve.py").write_text(serve)
     code_, out, err = run_cli("check", "--format", "json", ".", cwd=tmp_path)
-    findings = json.loads(out)["findings"]
+    doc = json.loads(out)
+    findings = doc["findings"]
+    assert [(s["kind"], s["path"], s.get("cell"), s["line"]) for s in doc["artifacts"]["model.pt"]] == [
+        ("reader", "serve.py", None, 5), ("writer", "train.ipynb", 3, 1)]
     units = {(f["path"], f["unit"]) for f in findings}
     assert {p for p, _ in units} == {"train.ipynb", "serve.py"}
     assert len({u for _, u in units}) == 1 and None not in {u for _, u in units}, units
@@ -145,3 +148,6 @@ def test_positions_in_what_findings_say_name_the_cell(tmp_path, run_cli):
     code_, out, err = run_cli("check", "--unsafe-fixes", ".", cwd=tmp_path)
     assert "`torch.jit.script(net)` at train.ipynb:cell 2:1, which makes a value that train.ipynb:cell 3:2 uses" in out
     assert "train.ipynb:cell 3:1:1: TSX303" in out and "(see the finding at cell 2, line 1)" in out
+    code_, out, err = run_cli("report", "--format", "markdown", "-o", "report.md", ".", cwd=tmp_path)
+    report = (tmp_path / "report.md").read_text()
+    assert "| `train.ipynb:cell 2:1` | `TSX302` |" in report and "| `train.ipynb:cell 3:1` | `TSX303` |" in report

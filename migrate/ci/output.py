@@ -10,6 +10,7 @@ from typing import Sequence
 
 from ts2export import __version__
 from ts2export.engine import FileResult
+from ts2export.engine.notebooks import Notebook
 from ts2export.engine.registry import all_rules
 from ts2export.rule import Finding
 
@@ -99,23 +100,37 @@ def summary_line(results: Sequence[FileResult]) -> str:
     return ", ".join(parts[:1]) + (" (" + "; ".join(parts[1:]) + ")" if parts[1:] else "") + "."
 
 
-def artifacts(program) -> dict[str, list[dict]]:
+def artifacts(program, results: Sequence[FileResult] = ()) -> dict[str, list[dict]]:
     """Each artifact path (as a pattern, ``*`` for parts only known at run time) with the writers
-    and readers the program model links through it."""
+    and readers the program model links through it. A site in a notebook (one of ``results``)
+    gets its ``cell`` and its line within it."""
     if program is None:
         return {}
-    return program.artifact_table()  # a Program, or the ProgramFacts a cached run kept of it
+    table = program.artifact_table()  # a Program, or the ProgramFacts a cached run kept of it
+    books = {r.path: Notebook({}, [], None, False, starts=list(r.cell_starts)) for r in results if r.cell_starts}
+    if not books:
+        return table
+    out = {}
+    for key, sites in table.items():
+        out[key] = []
+        for s in sites:
+            if s["path"] in books:
+                cell, line = books[s["path"]].place(s["line"])
+                s = {**s, "line": line, "cell": cell}
+            out[key].append(s)
+    return out
 
 
-def artifacts_text(program) -> str:
-    groups = artifacts(program)
+def artifacts_text(program, results: Sequence[FileResult] = ()) -> str:
+    groups = artifacts(program, results)
     if not groups:
         return ""
     lines = ["Artifacts (where each path is written and read; `*`: known at run time only):"]
     for key, sites in groups.items():
         lines.append(f"  {key}")
         for s in sites:
-            lines.append(f"    {s['kind']:<7} {s['path']}:{s['line']}:{s['column']} {s['code']}")
+            cell = f"cell {s['cell']}:" if s.get("cell") else ""
+            lines.append(f"    {s['kind']:<7} {s['path']}:{cell}{s['line']}:{s['column']} {s['code']}")
     return "\n".join(lines) + "\n"
 
 
@@ -124,7 +139,7 @@ def to_json(results: Sequence[FileResult], program=None) -> str:
         "tool": "ts2export",
         "version": __version__,
         "findings": [f.to_dict() for f in _findings(results)],
-        "artifacts": artifacts(program),
+        "artifacts": artifacts(program, results),
         "errors": [{"path": r.path, "message": r.error} for r in _errors(results)],
         "summary": summary_counts(results),
     }
