@@ -151,3 +151,13 @@ def test_positions_in_what_findings_say_name_the_cell(tmp_path, run_cli):
     code_, out, err = run_cli("report", "--format", "markdown", "-o", "report.md", ".", cwd=tmp_path)
     report = (tmp_path / "report.md").read_text()
     assert "| `train.ipynb:cell 2:1` | `TSX302` |" in report and "| `train.ipynb:cell 3:1` | `TSX303` |" in report
+
+
+def test_magics_shell_escapes_and_help_lines_survive_a_fix(tmp_path, run_cli):
+    cell = code("import torch", "files = !ls", "torch.ones?", "if True:", "    %time y = 1",
+                "    x = torch.jit.annotate(int, torch.ones(1))", "?torch")
+    project(tmp_path, {"nb.ipynb": notebook(cell)})
+    code_, out, err = run_cli("apply", ".", cwd=tmp_path)
+    assert code_ == 0, out + err
+    source = json.loads((tmp_path / "nb.ipynb").read_text())["cells"][0]["source"]
+    assert source == [line.replace("torch.jit.annotate(int, torch.ones(1))", "torch.ones(1)") for line in cell["source"]]

@@ -2,8 +2,9 @@
 and the program model see under the notebook's path; fixes to that module are written back into
 the cells, and nothing else of the notebook changes.
 
-* IPython magics and shell escapes (a line that starts with ``%`` or ``!``, a cell that starts
-  with a cell magic ``%%``) are masked before parsing: each such line becomes a placeholder
+* IPython magics and shell escapes (a line that starts with ``%``, ``!`` or ``?``, one that assigns
+  one (``files = !ls``), a help line ``obj?``, a cell that starts with a cell magic ``%%``) are
+  masked before parsing: each such line becomes a placeholder
   comment, restored when the cells are written back. A cell that does not compile even so is left
   out of the module (and is never written).
 * Each cell starts after a marker comment line; a finding's line in the module maps to a cell and
@@ -23,6 +24,7 @@ MARKER = "# ts2export: cell {}"
 _MARKER = re.compile(r"^# ts2export: cell (\d+)$")
 _PLACEHOLDER = "# ts2export: magic {}"
 _PLACEHOLDER_RE = re.compile(r"^(\s*)# ts2export: magic (\d+)$")
+_ASSIGNED_MAGIC = re.compile(r"^\s*[A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*[%!]")  # files = !ls
 
 
 class NotebookError(Exception):
@@ -112,7 +114,8 @@ def _mask(src: str, magics: list[str]) -> str:
     for line in lines:
         body = line.rstrip("\r\n")
         stripped = body.lstrip()
-        if whole or stripped.startswith(("%", "!")):
+        if whole or stripped.startswith(("%", "!", "?")) or _ASSIGNED_MAGIC.match(body) or (
+                stripped.endswith("?") and not stripped.startswith("#")):
             indent = body[: len(body) - len(stripped)]
             out.append(indent + _PLACEHOLDER.format(len(magics)) + line[len(body):])
             magics.append(body)
