@@ -161,3 +161,13 @@ def test_magics_shell_escapes_and_help_lines_survive_a_fix(tmp_path, run_cli):
     assert code_ == 0, out + err
     source = json.loads((tmp_path / "nb.ipynb").read_text())["cells"][0]["source"]
     assert source == [line.replace("torch.jit.annotate(int, torch.ones(1))", "torch.ones(1)") for line in cell["source"]]
+
+
+def test_a_fix_that_removes_the_first_line_of_a_cell_writes_back_into_the_right_cells(tmp_path, run_cli):
+    nb = notebook(code("import torch"), code("from torch.jit import annotate", "x = annotate(int, torch.ones(1))"),
+                  code("print(x)"))
+    project(tmp_path, {"nb.ipynb": nb})
+    code_, out, err = run_cli("apply", ".", cwd=tmp_path)
+    assert code_ == 0, out + err
+    cells = json.loads((tmp_path / "nb.ipynb").read_text())["cells"]
+    assert [c["source"] for c in cells] == [["import torch"], ["x = torch.ones(1)"], ["print(x)"]]

@@ -9,7 +9,8 @@ the cells, and nothing else of the notebook changes.
   out of the module (and is never written).
 * Each cell starts after a marker comment line; a finding's line in the module maps to a cell and
   a line in it (:func:`Notebook.place`). After fixes the markers split the module back into cells;
-  when they do not come back one per cell, in order, nothing is written.
+  when a fix took one with it (an unused import removed at the top of a cell), a line alignment of
+  the module before and after tells each line's cell.
 * The notebook is written back with the ``json`` module with its own indent, key order and
   trailing newline; a notebook that this does not reproduce byte for byte is never rewritten.
 """
@@ -136,23 +137,9 @@ def faithful(nb: Notebook, data: bytes) -> bool:
 
 def write(nb: Notebook, data: bytes, new_code: str) -> bytes:
     """The notebook's bytes with the module ``new_code`` written back into its cells."""
-    parts: dict[int, list[str]] = {}
-    order: list[int] = []
-    current: list[str] | None = None
-    head: list[str] = []  # what a fix put before the first marker (an import): the first cell's
-    for line in new_code.splitlines(keepends=True):
-        m = _MARKER.match(line.rstrip("\r\n"))
-        if m:
-            number = int(m.group(1))
-            current = parts.setdefault(number, [])
-            order.append(number)
-            continue
-        (head if current is None else current).append(line)
-    expected = [c.number for c in nb.cells if not c.error]
-    if order != expected:
-        raise NotebookError("cannot write the fixes back into the cells: the cell markers moved")
-    if head and order:
-        parts[order[0]][:0] = head
+    parts = _split_by_markers(nb, new_code)
+    if parts is None:  # a fix took a marker with it (an import it removed): align the lines instead
+        parts = _split_by_alignment(nb, new_code)
     by_number = {c.number: c for c in nb.cells}
     if not faithful(nb, data):
         raise NotebookError("cannot rewrite faithfully: the json module does not reproduce this notebook byte for byte")
@@ -168,6 +155,57 @@ def write(nb: Notebook, data: bytes, new_code: str) -> bytes:
         else:
             raw["source"] = text
     return dumps(nb)
+
+
+def _split_by_markers(nb: Notebook, new_code: str) -> dict[int, list[str]] | None:
+    """Each cell's lines of the fixed module, cut at the markers (None: they did not all come back,
+    once each and in order). What a fix put before the first marker (an import) is the first cell's."""
+    parts: dict[int, list[str]] = {}
+    order: list[int] = []
+    current: list[str] | None = None
+    head: list[str] = []
+    for line in new_code.splitlines(keepends=True):
+        m = _MARKER.match(line.rstrip("\r\n"))
+        if m:
+            current = parts.setdefault(int(m.group(1)), [])
+            order.append(int(m.group(1)))
+            continue
+        (head if current is None else current).append(line)
+    if order != [c.number for c in nb.cells if not c.error]:
+        return None
+    if head and order:
+        parts[order[0]][:0] = head
+    return parts
+
+
+def _split_by_alignment(nb: Notebook, new_code: str) -> dict[int, list[str]]:
+    """Each cell's lines of the fixed module, by a line alignment of the module before and after:
+    a line kept or replaced stays in the cell of the line it was; an inserted line goes in the cell
+    of the line before it (a marker line belongs to the cell it starts)."""
+    import difflib
+
+    old = nb.code.splitlines(keepends=True)
+    owner = [0] * len(old)  # the cell of each line of the module as it came
+    markers = [start - 2 for start, _n in nb.starts]  # 0-based: each cell's marker line
+    for k, (_start, number) in enumerate(nb.starts):
+        for i in range(markers[k], markers[k + 1] if k + 1 < len(markers) else len(old)):
+            owner[i] = number
+    new = new_code.splitlines(keepends=True)
+    parts: dict[int, list[str]] = {number: [] for _s, number in nb.starts}
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        for j in range(j1, j2):
+            if tag == "equal":
+                i = i1 + (j - j1)
+            elif tag == "replace":
+                i = min(i1 + (j - j1), i2 - 1)
+            elif tag == "insert":
+                i = max(i1 - 1, 0)
+            else:
+                continue
+            if owner and not _MARKER.match(new[j].rstrip("\r\n")):
+                parts[owner[i]].append(new[j])
+    return parts
 
 
 def _trailing_newlines(text: str) -> int:
