@@ -338,6 +338,8 @@ def process_notebook(data: bytes, task, options):
     inner = process_bytes(code, replace(task, kind="python", data=code), options)
     result.findings, result.fixed, result.suppressed = inner.findings, inner.fixed, inner.suppressed
     result.error, result.notes = inner.error, inner.notes
+    if result.error:  # "line N" of the module: the cell and its line
+        result.error = re.sub(r"\bline (\d+)", lambda m: "cell {}, line {}".format(*nb.place(int(m.group(1)))), result.error)
     result.cell_starts = tuple(nb.starts)
     rules = [r for r in select_rules(options.select, options.ignore + task.ignored) if "python" in r.file_kinds]
     broken = [c.error for c in nb.cells if c.error]
