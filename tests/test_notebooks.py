@@ -171,3 +171,10 @@ def test_a_fix_that_removes_the_first_line_of_a_cell_writes_back_into_the_right_
     assert code_ == 0, out + err
     cells = json.loads((tmp_path / "nb.ipynb").read_text())["cells"]
     assert [c["source"] for c in cells] == [["import torch"], ["x = torch.ones(1)"], ["print(x)"]]
+
+
+def test_a_notebook_is_never_the_module_an_import_finds():
+    from ts2export.model.files import Files
+
+    files = Files({"train.ipynb": b"x = 1\n", "train.py": b"y = 1\n"})
+    assert files.modules["train"] == ["train.py"]

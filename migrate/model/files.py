@@ -26,7 +26,10 @@ class Files:
         def has_init(folder: str) -> bool:
             return folder in inits or os.path.isfile(os.path.join(folder, "__init__.py"))
 
-        self.module_names = {path: module_name(path, has_init) for path in sources}
+        # A notebook's code cells (given as one module under its path) cannot be imported: a name no
+        # import statement spells, so that `import train` finds train.py and never train.ipynb.
+        self.module_names = {path: f"<notebook {os.path.basename(path)}>" if path.lower().endswith(".ipynb")
+                             else module_name(path, has_init) for path in sources}
         self._by_abspath = {os.path.abspath(path): path for path in sources}
         self.modules: dict[str, list[str]] = {}
         for path, name in self.module_names.items():
