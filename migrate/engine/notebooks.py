@@ -220,12 +220,14 @@ def _unmask(line: str, magics: list[str]) -> str:
     return magics[int(m.group(2))] + line[len(body):]
 
 
-def module_bytes(data: bytes) -> bytes | None:
-    """The module a notebook's code cells form (None: not a notebook that can be read)."""
+def module_bytes(data: bytes) -> tuple[bytes, tuple] | None:
+    """The module a notebook's code cells form, and where each cell starts in it (None: not a
+    notebook that can be read)."""
     try:
-        return read(data).code.encode("utf-8")
+        nb = read(data)
     except NotebookError:
         return None
+    return nb.code.encode("utf-8"), tuple(nb.starts)
 
 
 def place_findings(results) -> None:

@@ -77,14 +77,14 @@ def _fresh(r: FileResult) -> FileResult:
 
 def _first_pass(tasks: Sequence[Task], options: Options, workers: "_Workers", progress):
     """(first-pass results, tasks with their views, program model or None)."""
-    sources = _sources(tasks)
+    sources, cells = _sources(tasks)
     # A file without `jit` in it gets no program view (see Program.views): its first pass runs in
     # the workers while this process builds the program model.
     early, late = [], []
     for t in tasks:
         (late if t.kind in ("python", "notebook") and b"jit" in sources.get(t.path, b"jit") else early).append(t)
     pending = workers.start(early, replace(options, fix=None), progress)
-    program = _program(sources, options)
+    program = _program(sources, options, cells)
     views = program.views() if program is not None else {}
     late = [replace(t, view=views.get(t.path)) for t in late]
     first = sorted([*workers.run(late, replace(options, fix=None), progress), *pending()], key=lambda r: r.path)
@@ -204,9 +204,11 @@ def _unapplied(results: Sequence[FileResult], first: Sequence[FileResult], mode:
     return out
 
 
-def _sources(tasks: Sequence[Task]) -> dict[str, bytes]:
-    """The bytes of the run's Python files (those that cannot be read are reported by their own check)."""
+def _sources(tasks: Sequence[Task]) -> tuple[dict[str, bytes], dict[str, tuple]]:
+    """The bytes of the run's Python files (those that cannot be read are reported by their own
+    check), a notebook's its module; and where each notebook's cells start in its module."""
     sources: dict[str, bytes] = {}
+    cells: dict[str, tuple] = {}  # a notebook's: where each cell starts in its module
     for t in tasks:
         if t.kind == "notebook":  # its code cells, as one module (ts2export.engine.notebooks)
             try:
@@ -214,7 +216,7 @@ def _sources(tasks: Sequence[Task]) -> dict[str, bytes]:
             except OSError:
                 continue
             if code is not None:
-                sources[t.path] = code
+                sources[t.path], cells[t.path] = code
             continue
         if t.kind != "python":
             continue
@@ -225,10 +227,10 @@ def _sources(tasks: Sequence[Task]) -> dict[str, bytes]:
             sources[t.path] = Path(t.path).read_bytes()
         except OSError:
             continue
-    return sources
+    return sources, cells
 
 
-def _program(sources: dict[str, bytes], options: Options) -> Program | None:
+def _program(sources: dict[str, bytes], options: Options, cells: dict[str, tuple] | None = None) -> Program | None:
     if not sources:
         return None
     recording = None
@@ -237,7 +239,7 @@ def _program(sources: dict[str, bytes], options: Options) -> Program | None:
 
         recording = load_recording(options.recording)  # the CLI has checked it loads
     return Program(sources, external_readers=options.external_readers, recording=recording,
-                   migrate_unfollowable=options.migrate_unfollowable)
+                   migrate_unfollowable=options.migrate_unfollowable, cells=cells)
 
 
 def _scan_findings(results: Sequence[FileResult], mode: str) -> list[ScanFinding]:

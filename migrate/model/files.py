@@ -17,8 +17,9 @@ from ts2export.model.pyfile import PyFile, module_name
 class Files:
     """``sources`` maps each Python file of the run to its bytes."""
 
-    def __init__(self, sources: dict[str, bytes]) -> None:
+    def __init__(self, sources: dict[str, bytes], cells: dict[str, tuple] | None = None) -> None:
         self.sources = sources
+        self.cells = cells or {}  # a notebook's: (first line of a cell in its module, cell number)
         self.parsed: dict[str, PyFile] = {}  # in the order they were first asked for
         self.broken: dict[str, str] = {}  # files that ast could not read
         inits = {os.path.dirname(os.path.abspath(p)) for p in sources if os.path.basename(p) == "__init__.py"}
@@ -46,6 +47,7 @@ class Files:
         except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
             self.broken[path] = str(exc)
             return None
+        f.cells = self.cells.get(path, ())
         self.parsed[path] = f
         return f
 
