@@ -208,7 +208,7 @@ def test_unreadable_file(tmp_path, run_cli):
             proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
             if "setpriv:" in proc.stderr:
                 pytest.skip(f"running as root and setpriv cannot drop capabilities here: {proc.stderr.strip()}")
-            code, out, err = proc.returncode, proc.stdout, proc.stderr
+            code, _out, err = proc.returncode, proc.stdout, proc.stderr
         assert code == 2
         assert error_lines(err) == ["secret/mod.py: error: cannot read: Permission denied"]
         assert_good_fixed(tmp_path)
