@@ -203,7 +203,7 @@ def _report(results, program, fmt: Format, output: Optional[Path], table: bool) 
             if table and lines:
                 _rule_table(results)
             if table:
-                sys.stdout.write(out.artifacts_text(program))
+                sys.stdout.write(out.artifacts_text(program, results))
             sys.stdout.write(out.summary_line(results) + "\n" + holders)
     _print_errors(results)
 
@@ -245,7 +245,7 @@ def _print_held(results) -> None:
     if held:
         typer.echo(f"Held back ({len(held)}): these fixes would break code that stays TorchScript:", err=True)
         for f in held:
-            typer.echo(f"  {f.path}:{f.line}:{f.column}: {f.rule_id} {f.held}", err=True)
+            typer.echo(f"  {f.where}: {f.rule_id} {f.held}", err=True)
 
 
 def _exit_code(results, pending: bool) -> int:

@@ -208,7 +208,7 @@ def test_unreadable_file(tmp_path, run_cli):
             proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
             if "setpriv:" in proc.stderr:
                 pytest.skip(f"running as root and setpriv cannot drop capabilities here: {proc.stderr.strip()}")
-            code, out, err = proc.returncode, proc.stdout, proc.stderr
+            code, _out, err = proc.returncode, proc.stdout, proc.stderr
         assert code == 2
         assert error_lines(err) == ["secret/mod.py: error: cannot read: Permission denied"]
         assert_good_fixed(tmp_path)
@@ -293,19 +293,28 @@ def test_empty_files(tmp_path, run_cli):
     assert (code, err) == (0, "") and out.strip() == "Found 0 TorchScript findings in 0 of 1 file."
 
 
-NOTEBOOK = '{"cells": [{"cell_type": "code", "metadata": {}, "source": ["m = torch.jit.script(net)\\n"]}], "nbformat": 4}\n'
+NOTEBOOK = ('{"cells": [{"cell_type": "code", "metadata": {}, "source": ["import torch\\n", '
+            '"x = torch.jit.annotate(int, torch.ones(1))\\n"]}], "nbformat": 4}\n')
 
 
-def test_notebooks_are_reported_when_they_mention_torchscript(tmp_path, run_cli):
-    tree(tmp_path, {"nb/uses_jit.ipynb": NOTEBOOK, "nb/plain.ipynb": NOTEBOOK.replace("torch.jit.script", "torch.compile")})
-    message = ("nb/uses_jit.ipynb: error: notebook not checked: it mentions TorchScript, and ts2export does not read "
-               "notebooks; convert it to a script (`jupyter nbconvert --to script`) to migrate it")
-    code, out, err = run_cli("apply", ".", cwd=tmp_path)
-    assert code == 2 and error_lines(err) == [message]
-    assert (tmp_path / "nb" / "uses_jit.ipynb").read_text() == NOTEBOOK
-    assert_good_fixed(tmp_path)
+def test_notebooks_are_checked_and_never_rewritten_unfaithfully(tmp_path, run_cli):
+    """A notebook's code cells are checked and fixed (ts2export.engine.notebooks); one whose JSON layout
+    the json module does not reproduce (here: no spaces after the separators) is not rewritten."""
+    compact = NOTEBOOK.replace(": ", ":").replace(", ", ",")
+    tree(tmp_path, {"nb/uses_jit.ipynb": NOTEBOOK, "nb/compact.ipynb": compact, "nb/plain.ipynb": NOTEBOOK.replace("torch.jit.annotate(int, torch.ones(1))", "1"),
+                    "nb/broken.ipynb": '{"cells": [', "nb/not_a_notebook.ipynb": "[1, 2]\n"})
     code, out, err = run_cli("check", "nb/uses_jit.ipynb", cwd=tmp_path)
-    assert code == 2 and error_lines(err) == [message]
+    assert code == 1 and "nb/uses_jit.ipynb:cell 1:2:5: TSX201" in out
+    code, out, err = run_cli("apply", ".", cwd=tmp_path)
+    assert code == 2 and error_lines(err) == [
+        "nb/broken.ipynb: error: cannot read the notebook: Expecting value: line 1 column 12 (char 11)",
+        "nb/compact.ipynb: error: cannot rewrite faithfully: the json module does not reproduce this notebook "
+        "byte for byte",
+        "nb/not_a_notebook.ipynb: error: cannot read the notebook: no list of cells",
+    ]
+    assert (tmp_path / "nb" / "compact.ipynb").read_text() == compact
+    assert (tmp_path / "nb" / "uses_jit.ipynb").read_text() == NOTEBOOK.replace("torch.jit.annotate(int, torch.ones(1))", "torch.ones(1)")
+    assert_good_fixed(tmp_path)
     code, out, err = run_cli("check", "nb/plain.ipynb", cwd=tmp_path)  # nothing to migrate there
     assert (code, err) == (0, "")
 

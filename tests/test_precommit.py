@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ts2export.engine.discovery import CPP_SUFFIXES, PYTHON_SUFFIXES
+from ts2export.engine.discovery import CPP_SUFFIXES, NOTEBOOK_SUFFIXES, PYTHON_SUFFIXES
 
 ROOT = Path(__file__).resolve().parent.parent
 HOOKS = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
@@ -116,9 +116,9 @@ def exercise_hooks(repo: Path, env: dict) -> None:
 
 def test_hook_files_pattern_matches_what_ts2export_checks():
     check, apply_ = (next(h for h in HOOKS if h["id"] == i) for i in ("ts2export-check", "ts2export-apply"))
-    suffixes = sorted(PYTHON_SUFFIXES | CPP_SUFFIXES)
+    suffixes = sorted(PYTHON_SUFFIXES | NOTEBOOK_SUFFIXES | CPP_SUFFIXES)
     assert [s for s in suffixes if re.search(check["files"], "a" + s)] == suffixes
-    assert [s for s in suffixes if re.search(apply_["files"], "a" + s.upper())] == sorted(PYTHON_SUFFIXES)
+    assert [s for s in suffixes if re.search(apply_["files"], "a" + s.upper())] == sorted(PYTHON_SUFFIXES | NOTEBOOK_SUFFIXES)
     assert not re.search(check["files"], "a.c") and not re.search(check["files"], "a.md")
 
 

@@ -113,11 +113,30 @@ class SourceFile:
         return ""
 
 
-def read_source(path: str) -> SourceFile | None:
+class NotebookSource:
+    """A notebook's code cells (magics masked), each a SourceFile: its findings name their cell."""
+
+    def __init__(self, cells: dict[int, SourceFile]) -> None:
+        self.cells = cells
+
+    def snippet(self, f: Finding) -> str:
+        cell = self.cells.get(f.cell) if f.cell is not None else None
+        return cell.snippet(f) if cell is not None else ""
+
+
+def read_source(path: str) -> SourceFile | NotebookSource | None:
     try:
         data = Path(path).read_bytes()
     except OSError:
         return None
+    if Path(path).suffix.lower() == ".ipynb":
+        from ts2export.engine.notebooks import NotebookError, read
+
+        try:
+            nb = read(data)
+        except NotebookError:
+            return None
+        return NotebookSource({c.number: SourceFile(c.masked, python=True) for c in nb.cells})
     return SourceFile(_decode(data), python=Path(path).suffix.lower() in (".py", ".pyi"))
 
 

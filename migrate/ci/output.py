@@ -10,6 +10,7 @@ from typing import Sequence
 
 from ts2export import __version__
 from ts2export.engine import FileResult
+from ts2export.engine.notebooks import Notebook
 from ts2export.engine.registry import all_rules
 from ts2export.rule import Finding
 
@@ -42,14 +43,16 @@ def summary_counts(results: Sequence[FileResult]) -> dict:
 
 def finding_line(f: Finding) -> str:
     if f.held:
-        return f"{f.path}:{f.line}:{f.column}: {f.rule_id} {f.message} [held back: {f.held}]"
+        return f"{f.where}: {f.rule_id} {f.message} [held back: {f.held}]"
     if f.held_unsafe:
-        return f"{f.path}:{f.line}:{f.column}: {f.rule_id} {f.message} [held back with --unsafe-fixes: {f.held_unsafe}]"
+        return f"{f.where}: {f.rule_id} {f.message} [held back with --unsafe-fixes: {f.held_unsafe}]"
     mark = {"safe": " [*]", "unsafe": " [**]"}.get(f.applicability.value, "")
-    return f"{f.path}:{f.line}:{f.column}: {f.rule_id} {f.message}{mark}"
+    return f"{f.where}: {f.rule_id} {f.message}{mark}"
 
 
-_THROUGH = re.compile(r"through (`.+?` at \S+:\d+(?::\d+)?|`@.+?` on `.+?` at \S+:\d+(?::\d+)?), which stays( and whose target ts2export cannot follow)?")
+# a position: path:line[:column], in a notebook path:cell N:line[:column]
+_AT = r"\S+?(?::cell \d+)?:\d+(?::\d+)?"
+_THROUGH = re.compile(rf"through (`.+?` at {_AT}|`@.+?` on `.+?` at {_AT}), which stays( and whose target ts2export cannot follow)?")
 
 
 def holder_lines(results: Sequence[FileResult], limit: int = 3) -> list[str]:
@@ -97,23 +100,37 @@ def summary_line(results: Sequence[FileResult]) -> str:
     return ", ".join(parts[:1]) + (" (" + "; ".join(parts[1:]) + ")" if parts[1:] else "") + "."
 
 
-def artifacts(program) -> dict[str, list[dict]]:
+def artifacts(program, results: Sequence[FileResult] = ()) -> dict[str, list[dict]]:
     """Each artifact path (as a pattern, ``*`` for parts only known at run time) with the writers
-    and readers the program model links through it."""
+    and readers the program model links through it. A site in a notebook (one of ``results``)
+    gets its ``cell`` and its line within it."""
     if program is None:
         return {}
-    return program.artifact_table()  # a Program, or the ProgramFacts a cached run kept of it
+    table = program.artifact_table()  # a Program, or the ProgramFacts a cached run kept of it
+    books = {r.path: Notebook({}, [], None, False, starts=list(r.cell_starts)) for r in results if r.cell_starts}
+    if not books:
+        return table
+    out = {}
+    for key, sites in table.items():
+        out[key] = []
+        for s in sites:
+            if s["path"] in books:
+                cell, line = books[s["path"]].place(s["line"])
+                s = {**s, "line": line, "cell": cell}
+            out[key].append(s)
+    return out
 
 
-def artifacts_text(program) -> str:
-    groups = artifacts(program)
+def artifacts_text(program, results: Sequence[FileResult] = ()) -> str:
+    groups = artifacts(program, results)
     if not groups:
         return ""
     lines = ["Artifacts (where each path is written and read; `*`: known at run time only):"]
     for key, sites in groups.items():
         lines.append(f"  {key}")
         for s in sites:
-            lines.append(f"    {s['kind']:<7} {s['path']}:{s['line']}:{s['column']} {s['code']}")
+            cell = f"cell {s['cell']}:" if s.get("cell") else ""
+            lines.append(f"    {s['kind']:<7} {s['path']}:{cell}{s['line']}:{s['column']} {s['code']}")
     return "\n".join(lines) + "\n"
 
 
@@ -122,7 +139,7 @@ def to_json(results: Sequence[FileResult], program=None) -> str:
         "tool": "ts2export",
         "version": __version__,
         "findings": [f.to_dict() for f in _findings(results)],
-        "artifacts": artifacts(program),
+        "artifacts": artifacts(program, results),
         "errors": [{"path": r.path, "message": r.error} for r in _errors(results)],
         "summary": summary_counts(results),
     }
@@ -161,7 +178,7 @@ def to_sarif(results: Sequence[FileResult]) -> str:
                     },
                 }
             }],
-            "properties": {"fix": f.applicability.value},
+            "properties": {"fix": f.applicability.value, **({"cell": f.cell} if f.cell is not None else {})},
         })
     notifications = [
         {

@@ -45,6 +45,12 @@ class Item:
     held_by: str | None = None
     unit: str | None = None
     status: str | None = None  # "new" or "known" when compared with a baseline
+    cell: int | None = None  # in a notebook: the cell (line and column are within it)
+
+    @property
+    def where(self) -> str:
+        """``line``, in a notebook ``cell N:line``."""
+        return f"cell {self.cell}:{self.line}" if self.cell is not None else str(self.line)
 
     @property
     def category(self) -> str:
@@ -126,7 +132,7 @@ def item_of(finding, rel_path: str, status: str | None = None) -> Item:
     return Item(
         rule=finding.rule_id, path=rel_path, line=finding.line, column=finding.column, message=finding.message,
         fix=finding.applicability.value, held_by=_held_by(finding),
-        unit=getattr(finding, "unit", None) or None, status=status,
+        unit=getattr(finding, "unit", None) or None, status=status, cell=finding.cell,
     )
 
 
@@ -136,7 +142,7 @@ def build(project: str, results: Sequence, pairs: Sequence, comparison=None, bas
     ``base``: the folder (relative to the root) whose top-level folders group the findings."""
     new_ids = {id(f) for f, _ in comparison.new} if comparison is not None else set()
     items = [item_of(f, e.path, None if comparison is None else ("new" if id(f) in new_ids else "known")) for f, e in pairs]
-    items.sort(key=lambda i: (i.path, i.line, i.column, i.rule))
+    items.sort(key=lambda i: (i.path, i.cell or 0, i.line, i.column, i.rule))
     data = ReportData(
         project=project, items=items, files=len(results), suppressed=sum(r.suppressed for r in results),
         errors=[(r.path, r.error) for r in results if r.error], summaries=dict(summaries or {}), base=base,
@@ -421,7 +427,7 @@ def _held_list(data: ReportData) -> str:
     for i in held:
         tag = f' <span class="tag" style="--c:{COLORS["new"]}">new</span>' if i.status == "new" else ""
         kind = "held back:" if i.held_by else "needs a person:"
-        rows.append(f"<tr><td><code>{_e(i.path)}:{i.line}:{i.column}</code>{tag}</td><td><code>{_e(i.rule)}</code></td>"
+        rows.append(f"<tr><td><code>{_e(i.path)}:{_e(i.where)}:{i.column}</code>{tag}</td><td><code>{_e(i.rule)}</code></td>"
                     f"<td><b>{kind}</b> {_md_code(i.reason)}</td>" + (f"<td>{_e(i.unit or '')}</td>" if units else "") + "</tr>")
     return (f"<h2>Held back or left for a person ({len(held)})</h2><details open><summary>Each finding <code>ts2export apply</code> "
             f"cannot fix, with the reason</summary><table>{head}{''.join(rows)}</table></details>")
@@ -479,7 +485,7 @@ def to_markdown(data: ReportData) -> str:
         for i in held_items[:MD_LIST_LIMIT]:
             new = " 🆕" if i.status == "new" else ""
             why = ("held back: " if i.held_by else "") + i.reason
-            out.append(f"| `{_md_cell(i.path)}:{i.line}`{new} | `{i.rule}` | {_md_cell(why)} |" + (f" {_md_cell(i.unit or '')} |" if units else ""))
+            out.append(f"| `{_md_cell(i.path)}:{_md_cell(i.where)}`{new} | `{i.rule}` | {_md_cell(why)} |" + (f" {_md_cell(i.unit or '')} |" if units else ""))
         if len(held_items) > MD_LIST_LIMIT:
             out.append(f"\n… and {len(held_items) - MD_LIST_LIMIT} more (see `ts2export report -o report.html`).")
     if data.errors:

@@ -1,6 +1,6 @@
 """The engine: from paths to results. It finds the files (``discovery``, ``config``) and the rules
 (``registry``; it never names one), checks each file (``check``: pre-filter, parse, the rules in one
-batched visit, suppressions) and writes fixes (``fixes``), and runs the whole (``run``): every file
+batched visit, suppressions; a notebook's code cells as one module: ``notebooks``) and writes fixes (``fixes``), and runs the whole (``run``): every file
 checked in worker processes while the program model (``ts2export.model``) is built, the model's
 decision of what to hold back, then the fix pass under it. Around a run: the result cache
 (``cache``), files it does not process (``skipped``), apply gated by the user's tests (``gated``),

@@ -9,12 +9,14 @@ import bisect
 import hashlib
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
+from ts2export.engine import notebooks
 from ts2export.engine.fixes import apply_round, fix_key
 from ts2export.engine.registry import AnyRule, matches_selector, select_rules
 from ts2export.engine.tasks import FileResult, Options, Task, mode_allows
@@ -292,6 +294,8 @@ def process_file(task: Task, options: Options) -> FileResult:
 
 def process_bytes(data: bytes, task: Task, options: Options) -> FileResult:
     """Check (and fix, in memory) the contents of one file."""
+    if task.kind == "notebook":
+        return process_notebook(data, task, options)
     result = FileResult(path=task.path, original=data)
     rules = [r for r in select_rules(options.select, options.ignore + task.ignored) if task.kind in r.file_kinds]
     rules = [r for r in rules if prefilter(data, (r,))]  # only the rules this file can trigger
@@ -317,6 +321,41 @@ def process_bytes(data: bytes, task: Task, options: Options) -> FileResult:
     for f in result.findings + result.fixed:
         f.fix = f.alternative = None  # edits hold libcst nodes: not needed past this point, costly to pickle
     if not result.changed:  # only a changed file needs its contents sent back (for diff/apply)
+        result.original = result.new = None
+    return result
+
+
+def process_notebook(data: bytes, task, options):
+    """Check (and fix, in memory) a notebook: its module is checked as a Python file under the
+    notebook's path; a fixed module is written back into the cells (:func:`ts2export.engine.notebooks.write`)."""
+    result = FileResult(path=task.path, original=data)
+    try:
+        nb = notebooks.read(data)
+    except notebooks.NotebookError as exc:
+        result.error = str(exc)
+        return result
+    code = nb.code.encode("utf-8")
+    inner = process_bytes(code, replace(task, kind="python", data=code), options)
+    result.findings, result.fixed, result.suppressed = inner.findings, inner.fixed, inner.suppressed
+    result.error, result.notes = inner.error, inner.notes
+    if result.error:  # "line N" of the module: the cell and its line
+        result.error = re.sub(r"\bline (\d+)", lambda m: "cell {}, line {}".format(*nb.place(int(m.group(1)))), result.error)
+    result.cell_starts = tuple(nb.starts)
+    rules = [r for r in select_rules(options.select, options.ignore + task.ignored) if "python" in r.file_kinds]
+    broken = [c.error for c in nb.cells if c.error]
+    mentions = [c.error for c in nb.cells if c.error and prefilter(c.text.encode("utf-8"), rules)]
+    if mentions:  # TorchScript may remain there: an error, as for a file that does not parse
+        result.error = "; ".join(([result.error] if result.error else []) + mentions)
+    result.notes.extend(e for e in broken if e not in mentions)
+    if inner.changed:
+        try:
+            result.new = notebooks.write(nb, data, inner.new.decode("utf-8"))
+        except notebooks.NotebookError as exc:
+            result.error = str(exc)
+            for f in result.fixed:
+                f.fixed = False
+            result.findings, result.fixed = sorted(result.findings + result.fixed, key=lambda f: f.sort_key()), []
+    if not result.changed:
         result.original = result.new = None
     return result
 

@@ -10,7 +10,7 @@ from typing import Iterable
 import pathspec
 
 PYTHON_SUFFIXES = {".py", ".pyi"}
-NOTEBOOK_SUFFIXES = {".ipynb"}  # found so that they can be reported, never rewritten (ts2export.engine.skipped)
+NOTEBOOK_SUFFIXES = {".ipynb"}  # their code cells are checked as one module (ts2export.engine.notebooks)
 CPP_SUFFIXES = {".cpp", ".cc", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".cu", ".cuh", ".mm"}
 
 # Folders never worth scanning: virtualenvs, build outputs, caches, VCS metadata.
@@ -28,7 +28,7 @@ class DiscoveryError(Exception):
 @dataclass(frozen=True)
 class SourceFile:
     path: Path  # as the user will see it (relative to the cwd where possible)
-    kind: str  # "python", "cpp", or for files the engine does not process: "notebook", "broken-link"
+    kind: str  # "python", "cpp", "notebook", or for files the engine does not process: "broken-link"
 
 
 def file_kind(path: Path) -> str | None:

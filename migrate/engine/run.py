@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ts2export.engine.check import decide, run_one
+from ts2export.engine.notebooks import module_bytes, place_findings
 from ts2export.engine.tasks import FileResult, Options, Run, Task, mode_allows, unit_label
 from ts2export.model.decision import Decision
 from ts2export.model.findings import ScanFinding
@@ -65,7 +66,9 @@ class Analysis:
         """Decide (with ``exclude_units`` rolled back) and, when fixing, fix under that decision."""
         options = replace(self.options, exclude_units=tuple(exclude_units))
         first = [_fresh(r) for r in self.first]  # each run decides its own copy of the findings
-        return _decide_and_fix(first, self.tasks, self.program, options, self._workers, self)
+        out = _decide_and_fix(first, self.tasks, self.program, options, self._workers, self)
+        place_findings(out.results)
+        return out
 
 
 def _fresh(r: FileResult) -> FileResult:
@@ -74,14 +77,14 @@ def _fresh(r: FileResult) -> FileResult:
 
 def _first_pass(tasks: Sequence[Task], options: Options, workers: "_Workers", progress):
     """(first-pass results, tasks with their views, program model or None)."""
-    sources = _sources(tasks)
+    sources, cells = _sources(tasks)
     # A file without `jit` in it gets no program view (see Program.views): its first pass runs in
     # the workers while this process builds the program model.
     early, late = [], []
     for t in tasks:
-        (late if t.kind == "python" and b"jit" in sources.get(t.path, b"jit") else early).append(t)
+        (late if t.kind in ("python", "notebook") and b"jit" in sources.get(t.path, b"jit") else early).append(t)
     pending = workers.start(early, replace(options, fix=None), progress)
-    program = _program(sources, options)
+    program = _program(sources, options, cells)
     views = program.views() if program is not None else {}
     late = [replace(t, view=views.get(t.path)) for t in late]
     first = sorted([*workers.run(late, replace(options, fix=None), progress), *pending()], key=lambda r: r.path)
@@ -201,10 +204,20 @@ def _unapplied(results: Sequence[FileResult], first: Sequence[FileResult], mode:
     return out
 
 
-def _sources(tasks: Sequence[Task]) -> dict[str, bytes]:
-    """The bytes of the run's Python files (those that cannot be read are reported by their own check)."""
+def _sources(tasks: Sequence[Task]) -> tuple[dict[str, bytes], dict[str, tuple]]:
+    """The bytes of the run's Python files (those that cannot be read are reported by their own
+    check), a notebook's its module; and where each notebook's cells start in its module."""
     sources: dict[str, bytes] = {}
+    cells: dict[str, tuple] = {}  # a notebook's: where each cell starts in its module
     for t in tasks:
+        if t.kind == "notebook":  # its code cells, as one module (ts2export.engine.notebooks)
+            try:
+                code = module_bytes(t.data if t.data is not None else Path(t.path).read_bytes())
+            except OSError:
+                continue
+            if code is not None:
+                sources[t.path], cells[t.path] = code
+            continue
         if t.kind != "python":
             continue
         if t.data is not None:
@@ -214,10 +227,10 @@ def _sources(tasks: Sequence[Task]) -> dict[str, bytes]:
             sources[t.path] = Path(t.path).read_bytes()
         except OSError:
             continue
-    return sources
+    return sources, cells
 
 
-def _program(sources: dict[str, bytes], options: Options) -> Program | None:
+def _program(sources: dict[str, bytes], options: Options, cells: dict[str, tuple] | None = None) -> Program | None:
     if not sources:
         return None
     recording = None
@@ -226,7 +239,7 @@ def _program(sources: dict[str, bytes], options: Options) -> Program | None:
 
         recording = load_recording(options.recording)  # the CLI has checked it loads
     return Program(sources, external_readers=options.external_readers, recording=recording,
-                   migrate_unfollowable=options.migrate_unfollowable)
+                   migrate_unfollowable=options.migrate_unfollowable, cells=cells)
 
 
 def _scan_findings(results: Sequence[FileResult], mode: str) -> list[ScanFinding]:

@@ -1,11 +1,8 @@
-"""Files that discovery finds but the engine does not process: notebooks, broken symbolic links and
-files over ``max-file-size``.
+"""Files that discovery finds but the engine does not process: broken symbolic links and files
+over ``max-file-size`` (notebooks are processed: ts2export.engine.notebooks).
 
 Each gets a result the reports count, so that nothing is skipped in silence where TorchScript may be:
 
-* a notebook (``.ipynb``) is never parsed nor written; one that mentions a construct the selected
-  rules look for is an error (the run exits 2: TorchScript may remain there), one that does not is
-  skipped quietly (there is nothing to migrate);
 * a source file larger than ``max-file-size`` (libcst needs about a minute per megabyte) is treated
   the same way: an error if it mentions TorchScript, else skipped quietly; it is never written;
 * a symbolic link that loops or points to a missing file is an error (it cannot be read).
@@ -23,7 +20,8 @@ from ts2export.engine.check import prefilter
 from ts2export.engine.registry import select_rules
 from ts2export.engine.tasks import FileResult, Options, Task
 
-ENGINE_KINDS = ("python", "cpp")
+ENGINE_KINDS = ("python", "cpp", "notebook")
+SIZED_KINDS = ("python", "cpp")  # set aside over max-file-size (a notebook's size is mostly its outputs)
 TOO_LARGE = "too-large:"  # kind prefix of a set-aside source file, followed by its original kind
 
 
@@ -31,7 +29,7 @@ def set_aside_large(tasks: Sequence[Task], max_bytes: int) -> list[Task]:
     """Mark the source files larger than ``max_bytes`` so that the engine does not parse them."""
     out = []
     for t in tasks:
-        if t.kind in ENGINE_KINDS and _size(t.path) > max_bytes:
+        if t.kind in SIZED_KINDS and _size(t.path) > max_bytes:
             t = replace(t, kind=TOO_LARGE + t.kind)
         out.append(t)
     return out
@@ -39,12 +37,6 @@ def set_aside_large(tasks: Sequence[Task], max_bytes: int) -> list[Task]:
 
 def result_for(task: Task, options: Options, max_bytes: int) -> FileResult:
     """The result for a task whose kind is not one the engine processes."""
-    if task.kind == "notebook":
-        return _mentions_torchscript(
-            task, options, "python",
-            "notebook not checked: it mentions TorchScript, and ts2export does not read notebooks; "
-            "convert it to a script (`jupyter nbconvert --to script`) to migrate it",
-        )
     if task.kind.startswith(TOO_LARGE):
         return _mentions_torchscript(
             task, options, task.kind[len(TOO_LARGE):],

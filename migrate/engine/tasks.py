@@ -42,6 +42,7 @@ class FileResult:
     notes: list[str] = field(default_factory=list)  # e.g. fixes dropped because the result did not compile
     original: bytes | None = None
     new: bytes | None = None  # set when fixing changed the file
+    cell_starts: tuple = ()  # a notebook's: (first line of a cell in its module, cell number) (engine.notebooks)
 
     @property
     def changed(self) -> bool:

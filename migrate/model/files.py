@@ -18,8 +18,9 @@ from ts2export.model.pyfile import PyFile, module_name
 class Files:
     """``sources`` maps each Python file of the run to its bytes."""
 
-    def __init__(self, sources: dict[str, bytes]) -> None:
+    def __init__(self, sources: dict[str, bytes], cells: dict[str, tuple] | None = None) -> None:
         self.sources = sources
+        self.cells = cells or {}  # a notebook's: (first line of a cell in its module, cell number)
         self.parsed: dict[str, PyFile] = {}  # in the order they were first asked for
         self.broken: dict[str, str] = {}  # files that ast could not read
         self._aliases: dict[bytes, set[bytes]] = {}  # see _spellings
@@ -28,7 +29,10 @@ class Files:
         def has_init(folder: str) -> bool:
             return folder in inits or os.path.isfile(os.path.join(folder, "__init__.py"))
 
-        self.module_names = {path: module_name(path, has_init) for path in sources}
+        # A notebook's code cells (given as one module under its path) cannot be imported: a name no
+        # import statement spells, so that `import train` finds train.py and never train.ipynb.
+        self.module_names = {path: f"<notebook {os.path.basename(path)}>" if path.lower().endswith(".ipynb")
+                             else module_name(path, has_init) for path in sources}
         self._by_abspath = {os.path.abspath(path): path for path in sources}
         self.modules: dict[str, list[str]] = {}
         for path, name in self.module_names.items():
@@ -45,6 +49,7 @@ class Files:
         except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
             self.broken[path] = str(exc)
             return None
+        f.cells = self.cells.get(path, ())
         self.parsed[path] = f
         return f
 

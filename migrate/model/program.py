@@ -35,13 +35,14 @@ from ts2export.model.views import views
 
 
 class Program:
-    """The program model of one run. ``sources`` maps each Python file of the run to its bytes;
+    """The program model of one run. ``sources`` maps each Python file of the run to its bytes (a
+    notebook: its code cells as one module, with ``cells`` giving where each starts, for positions);
     ``recording``: a :class:`ts2export.record.recording.Recording` of what the program was seen doing."""
 
     def __init__(self, sources: dict[str, bytes], external_readers: bool = False, recording=None,
-                 migrate_unfollowable: bool = False) -> None:
+                 migrate_unfollowable: bool = False, cells: dict[str, tuple] | None = None) -> None:
         self.recording = recording
-        self.files = Files(sources)  # each file's index, parsed when first asked for
+        self.files = Files(sources, cells)  # each file's index, parsed when first asked for
         self.names = Names(self.files)  # what a name refers to
         self.calls = Calls(self.files, self.names)  # who calls what
         self.values = Values(self.names, self.calls)  # what an expression may evaluate to

@@ -127,6 +127,7 @@ class PyFile:
         self.path = path
         self.module = module if module is not None else module_name(path)
         self.source = source
+        self.cells: tuple = ()  # a notebook's module: (first line of a cell, cell number), see where()
         self.tree = ast.parse(source, filename=path)
         self._lines = source.splitlines()
         self.defs: list[Def] = []
@@ -139,6 +140,15 @@ class PyFile:
         self._collect(self.tree, self.module_scope, "", None)
 
     # -- positions ---------------------------------------------------------------------------
+    def where(self, line: int) -> str:
+        """``path:line``; in a notebook's module ``path:cell N:line`` (the line within the cell)."""
+        cell, first = 0, 1
+        for start, number in self.cells:
+            if start > line:
+                break
+            cell, first = number, start
+        return f"{self.path}:cell {cell}:{line - first + 1}" if cell else f"{self.path}:{line}"
+
     def char_col(self, line: int, byte_col: int) -> int:
         if not 0 < line <= len(self._lines):
             return byte_col

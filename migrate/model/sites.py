@@ -49,7 +49,7 @@ class Site:
 
     @property
     def where(self) -> str:
-        return f"{self.file.path}:{self.start[0]}"
+        return self.file.where(self.start[0])
 
     def describe(self) -> str:
         if self.kind in (ENTRY_DECORATOR, ENTRY_IF_TRACING):

@@ -49,6 +49,7 @@ class Finding:
     alternative_message: str | None = None  # the alternative's message (kept: plain data)
     alternative_spans: tuple | None = None  # fix_spans of the alternative (None: there is none)
     switched: str | None = None  # why the program model chose the alternative fix (None: it did not)
+    cell: int | None = None  # in a notebook: the cell (1-based); line and end_line are then within it
 
     def __setattr__(self, name: str, value) -> None:
         # what a finding says is one line wherever it is set (quoted code may span lines)
@@ -69,7 +70,13 @@ class Finding:
         return self.applicability is not Applicability.NONE and not self.held
 
     def sort_key(self) -> tuple:
-        return (self.path, self.line, self.column, self.rule_id, self.message)
+        return (self.path, self.cell or 0, self.line, self.column, self.rule_id, self.message)
+
+    @property
+    def where(self) -> str:
+        """``path:line:column``, in a notebook ``path:cell N:line:column``."""
+        cell = f"cell {self.cell}:" if self.cell is not None else ""
+        return f"{self.path}:{cell}{self.line}:{self.column}"
 
     def to_dict(self) -> dict:
         return {
@@ -84,6 +91,7 @@ class Finding:
             "fixed": self.fixed,
             "held_back": self.held or (f"with --unsafe-fixes: {self.held_unsafe}" if self.held_unsafe else None),
             "unit": self.unit,
+            **({"cell": self.cell} if self.cell is not None else {}),
         }
 
 
