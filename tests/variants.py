@@ -278,22 +278,20 @@ def passed(model):
 '''
 
 
-def passed_along(source: str) -> str:
-    module = _parse(source)
-    transformer = _PassAlong()
-    new = module.visit(transformer)
+def _pass_along(source: str, followable: bool = False, frozen: bool = False) -> str:
+    transformer = _PassAlong(followable, frozen)
+    new = _parse(source).visit(transformer)
     if not transformer.changed:
         return source
-    return _with_imports(new, "types", "passing_along").code
+    return _with_imports(new, *(("passing_along",) if followable else ("types", "passing_along"))).code
+
+
+def passed_along(source: str) -> str:
+    return _pass_along(source)
 
 
 def handed_over(source: str, frozen: bool = False) -> str:
-    module = _parse(source)
-    transformer = _PassAlong(followable=True, frozen=frozen)
-    new = module.visit(transformer)
-    if not transformer.changed:
-        return source
-    return _with_imports(new, "passing_along").code
+    return _pass_along(source, followable=True, frozen=frozen)
 
 
 VARIANTS = {"paths": paths, "batch1": batch1, "hidden_inputs": hidden_inputs, "passed_along": passed_along,
