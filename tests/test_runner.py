@@ -157,3 +157,25 @@ def test_torch_runs_in_the_child(runner, tmp_path):
     cold = _cold(["t.py"], tmp_path, env)
     assert warm.returncode == cold.returncode == 0, warm.stderr
     assert warm.stdout == cold.stdout  # the same thread count, the same seeded values
+
+
+def test_the_server_learns_the_library_modules_a_run_imported_and_never_the_programs_own(tmp_path):
+    """After a run, the server imports what the run imported from the interpreter's libraries (the
+    next run finds it loaded: ExecuTorch is paid for once per server, not once per run); the
+    program's own modules are never learned, and the runs still share no state."""
+    (tmp_path / "mine.py").write_text("VALUE = []\n")
+    (tmp_path / "uses.py").write_text("import colorsys, mine\nmine.VALUE.append(1)\nprint(len(mine.VALUE))\n")
+    (tmp_path / "looks.py").write_text("import sys\nprint('colorsys' in sys.modules, 'mine' in sys.modules)\n")
+    env = dict(os.environ)
+    learning = WarmRunner(preload=("json",))
+    plain = WarmRunner(preload=("json",), learn=False)
+    try:
+        for runner in (learning, plain):
+            assert runner.run(["looks.py"], tmp_path, env, 60).stdout == "False False\n"
+            assert runner.run(["uses.py"], tmp_path, env, 60).stdout == "1\n"
+        assert learning.run(["looks.py"], tmp_path, env, 60).stdout == "True False\n"
+        assert learning.run(["uses.py"], tmp_path, env, 60).stdout == "1\n"  # `mine` is imported afresh
+        assert plain.run(["looks.py"], tmp_path, env, 60).stdout == "False False\n"
+    finally:
+        learning.close()
+        plain.close()

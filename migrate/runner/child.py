@@ -35,18 +35,24 @@ class Base:
     pythonpath: tuple[str, ...]
     sitecustomize: str | None  # the file of the sitecustomize the server loaded, if any
     warnoptions: tuple[str, ...]
+    libraries: tuple[str, ...] = ()  # the standard library's and site-packages' folders
 
     @staticmethod
     def capture() -> "Base":
+        import sysconfig
+
         own = tuple(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)
         path = tuple(p for p in sys.path[1:] if p not in own)  # sys.path[0]: the server's own folder
         site = sys.modules.get("sitecustomize")
-        return Base(path, own, getattr(site, "__file__", None), tuple(sys.warnoptions))
+        paths = sysconfig.get_paths()
+        libraries = tuple(sorted({paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if paths.get(k)}))
+        return Base(path, own, getattr(site, "__file__", None), tuple(sys.warnoptions), libraries)
 
 
 def run(request: dict, base: Base) -> None:
     """Run the request's program in this (forked) process, then exit with its code."""
     code = 1
+    loaded = set(sys.modules)  # the server's modules: what the program imports beyond them may be learned
     try:
         _become_fresh(request, base)
         code = _run_program(request)
@@ -58,7 +64,28 @@ def run(request: dict, base: Base) -> None:
         except BaseException:  # noqa: BLE001
             pass
     code = _finish(code)
+    if request.get("learn"):
+        _write_learned(request["learn"], loaded, base)
     os._exit(code)
+
+
+def _write_learned(path: str, loaded: set, base: Base) -> None:
+    """The modules the program imported that the server had not, and that the server may import
+    for the next child: those of the interpreter's own library folders (the standard library and
+    site-packages, as the server's ``sys.path`` finds them), never the program's own."""
+    try:
+        folders = tuple(os.path.join(os.path.realpath(f), "") for f in base.libraries)
+        names = []
+        for name, module in list(sys.modules.items()):
+            if name in loaded or module is None:
+                continue
+            origin = getattr(module, "__file__", None)
+            if isinstance(origin, str) and os.path.realpath(origin).startswith(folders):
+                names.append(name)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write("\n".join(names))
+    except BaseException:  # noqa: BLE001 - learning is an optimisation: never the program's exit code
+        pass
 
 
 def _become_fresh(request: dict, base: Base) -> None:

@@ -31,6 +31,7 @@ PRELOAD = ("torch", "torch.export", "torch.utils._pytree", "torch._dynamo", "tor
            "torch.fx.experimental.symbolic_shapes", "torch._export.serde.serialize", "torch.testing", "sympy",
            "libcst", "ts2export.cli")
 WARM_ENV = "TS2EXPORT_WARM"  # "0": every run cold
+LEARN_ENV = "TS2EXPORT_WARM_LEARN"  # "0": the server imports only its preload list
 
 
 @dataclass
@@ -52,8 +53,11 @@ class WarmRunner:
     """A server process that has imported ``preload`` and forks a child per :meth:`run`."""
 
     def __init__(self, startup_env: dict[str, str] | None = None, preload: tuple[str, ...] = PRELOAD,
-                 python: str = sys.executable) -> None:
+                 python: str = sys.executable, learn: bool | None = None) -> None:
         self.startup_env = dict(startup_env or {})
+        # learn: the server imports, after each run, the library modules the run imported beyond its
+        # preload (see ts2export.runner.server); TS2EXPORT_WARM_LEARN=0 turns it off
+        self.learn = os.environ.get(LEARN_ENV, "1") != "0" if learn is None else learn
         self.python = python
         self._lock = threading.Lock()
         req_r, req_w = os.pipe()
@@ -94,7 +98,8 @@ class WarmRunner:
             self.wait_ready()
             out, err = Path(tmp) / "stdout", Path(tmp) / "stderr"
             request = {"argv": [str(a) for a in argv], "cwd": str(cwd), "env": dict(env), "stdout": str(out),
-                       "stderr": str(err), "stdin": stdin, "warnoptions": list(warnoptions)}
+                       "stderr": str(err), "stdin": stdin, "warnoptions": list(warnoptions),
+                       "learn": str(Path(tmp) / "learned") if self.learn else None}
             self._requests.write(json.dumps(request) + "\n")
             self._requests.flush()
             pid = self._answer(None)["pid"]

@@ -16,8 +16,10 @@ import importlib
 import json
 import os
 import sys
+import threading
 
 FDS_ENV = "TS2EXPORT_RUNNER_FDS"
+_learning = True  # see _preload
 
 
 def main(argv: list[str]) -> int:
@@ -44,6 +46,8 @@ def main(argv: list[str]) -> int:
         if not line.strip():
             continue
         request = json.loads(line)
+        if not _learning:
+            request.pop("learn", None)
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
@@ -54,9 +58,44 @@ def main(argv: list[str]) -> int:
         answers.write(json.dumps({"pid": pid}) + "\n")
         answers.flush()
         _, status = os.waitpid(pid, 0)
+        learned = _read_learned(request.get("learn"))  # before the answer: the client then removes the file
         answers.write(json.dumps({"status": status}) + "\n")
         answers.flush()
+        if learned and _learning and threading.active_count() == 1:
+            _preload(learned)
     return 0
+
+
+def _read_learned(path: str | None) -> list[str]:
+    if not path:
+        return []
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return [n for n in fh.read().split("\n") if n and n not in sys.modules]
+    except OSError:
+        return []
+
+
+def _preload(names: list[str]) -> None:
+    """Import what a child imported from the interpreter's libraries, so that the next child has
+    it (a program that imports ExecuTorch pays for it once per server, not once per run). Never a
+    module that leaves a thread running: a fork is only safe from a single thread, so learning
+    stops for good at the first one that does."""
+    global _learning
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in names:
+            if name in sys.modules:
+                continue
+            try:
+                importlib.import_module(name)
+            except BaseException:  # noqa: BLE001 - the next child imports it itself, as a cold run would
+                pass
+            if threading.active_count() > 1:
+                _learning = False
+                return
 
 
 if __name__ == "__main__":
