@@ -78,7 +78,8 @@ def _split(values: Optional[List[str]]) -> list[str]:
 def _run_engine(paths, select, ignore, config, jobs, fix, progress, plan="safe", external=None, recording=None,
                 cache=False):
     """Discover, configure and run the engine; user errors exit 2 with one line. With ``cache``
-    (read-only commands only), an identical earlier run's results are read back (ts2export.engine.cache)."""
+    (every command but a gated apply), an identical earlier run's results are read back
+    (ts2export.engine.cache)."""
     from ts2export.engine.skipped import ENGINE_KINDS, result_for
 
     tasks, options, max_bytes = _configure(paths, select, ignore, config, fix, plan, external, recording)
@@ -360,6 +361,7 @@ def report(
     config: Optional[Path] = ConfigOpt,
     jobs: int = JobsOpt,
     progress: bool = ProgressOpt,
+    no_cache: bool = NoCacheOpt,
 ) -> None:
     """Migration report: what is left per rule and folder, fixable vs held back, progress against the baseline.
 
@@ -369,7 +371,7 @@ def report(
 
     try:
         gate = g.Gate.load(paths, config, select, ignore)
-        results = _run_engine(paths, select, ignore, config, jobs, None, progress).results
+        results = _run_engine(paths, select, ignore, config, jobs, None, progress, cache=not no_cache).results
         data = g.report_data(gate, results, gate.baseline_path(baseline, not no_baseline))
     except g.GateError as exc:
         raise fail(str(exc))
@@ -435,6 +437,7 @@ def apply(
         help="Apply unit by unit and keep only the units under which this command (your tests, e.g. \"pytest -q\") "
         "still passes; the others are rolled back and named."),
     test_timeout: Optional[float] = typer.Option(None, "--test-timeout", metavar="SECONDS", help="Limit of one run of --test."),
+    no_cache: bool = NoCacheOpt,
 ) -> None:
     """Write the fixes (safe ones; with --unsafe-fixes also unsafe ones) and list what is left.
 
@@ -453,8 +456,10 @@ def apply(
         results, written = _gated(paths, select, ignore, config, jobs, _plan(unsafe_fixes), external_readers, recording,
                                   test, test_timeout)
     else:
+        # the cache too: a result is computed from the bytes it is written over (atomic_write_bytes
+        # checks them), so an identical earlier run (a `diff`, say) gives the same files
         results = _run_engine(paths, select, ignore, config, jobs, _plan(unsafe_fixes), progress,
-                              external=external_readers, recording=recording).results
+                              external=external_readers, recording=recording, cache=not no_cache).results
         written = 0
     for r in results:
         if r.changed and test is None:

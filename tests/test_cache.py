@@ -254,3 +254,59 @@ def test_concurrent_runs_leave_the_cache_readable(tmp_path, monkeypatch):
     monkeypatch.chdir(app)
     tasks, options = configured(Path("."))  # the paths as the runs named them
     assert report(cache.cached_run(tasks, options, tmp_path / "c", must_hit)) == report(analyze(tasks, options, 1))
+
+
+def _plain_tree(root: Path) -> Path:
+    """A package without TorchScript (but with words the pre-filter lets through): nothing to find."""
+    root.mkdir(parents=True)
+    (root / "model.py").write_text("import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n"
+                                   "    def forward(self, x):\n        return x.relu()  # no jit here\n")
+    (root / "train.py").write_text("import torch\nfrom model import Net\n\nprint(Net()(torch.ones(2)))\n")
+    return root
+
+
+def test_a_run_that_found_nothing_is_the_run_of_every_fix_mode(tmp_path):
+    """The first pass does not depend on the fix mode: a run that found nothing in any file is read
+    back for `apply` and `diff` in any mode; a run that found something is not."""
+    from dataclasses import replace
+
+    plain = _plain_tree(tmp_path / "plain")
+    tasks, options = configured(plain)
+    scanned, computed = cached(tasks, options, tmp_path / "c")
+    assert computed and not any(r.findings or r.error for r in scanned.results)
+    for fix in ("safe", "unsafe"):
+        moded = replace(options, fix=fix)
+        assert report(cache.cached_run(tasks, moded, tmp_path / "c", must_hit)) == report(analyze(tasks, moded, 1))
+    app = make_tree(tmp_path / "tree")
+    tasks, options = configured(app)
+    cached(tasks, options, tmp_path / "c2")
+    run, computed = cached(tasks, replace(options, fix="unsafe"), tmp_path / "c2")
+    assert computed and any(r.changed for r in run.results)
+
+
+def test_cli_apply_through_the_cache_writes_what_apply_without_it_writes(tmp_path, run_cli, monkeypatch):
+    """`diff` then `apply`: the apply reads the diff's run back (a hit) and writes the same files,
+    with the same output, as `apply --no-cache` on a copy; a second apply sees the changed files."""
+    import shutil
+
+    monkeypatch.setenv("TS2EXPORT_CACHE_DIR", str(tmp_path / "c"))
+    app = make_tree(tmp_path / "a")
+    other = tmp_path / "b" / "app"
+    shutil.copytree(app, other)
+    assert run_cli("diff", "--unsafe-fixes", "--no-progress", ".", cwd=app)[0] == 1
+    assert len(entries(tmp_path / "c")) == 1
+    import ts2export.cli
+
+    computing = ts2export.cli._with_progress
+    monkeypatch.setattr(ts2export.cli, "_with_progress", lambda *a, **k: must_hit())
+    cached_apply = run_cli("apply", "--unsafe-fixes", "--no-progress", ".", cwd=app)  # read back, not computed
+    monkeypatch.setattr(ts2export.cli, "_with_progress", computing)
+    assert (app / "extra0.py").read_text() != "import torch\n\nv0 = torch.jit.annotate(int, 0)\n"  # written
+    plain_apply = run_cli("apply", "--unsafe-fixes", "--no-cache", "--no-progress", ".", cwd=other)
+    assert cached_apply == plain_apply
+    files = sorted(p.relative_to(app).as_posix() for p in app.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(other).as_posix() for p in other.rglob("*") if p.is_file())
+    assert all((app / f).read_bytes() == (other / f).read_bytes() for f in files)
+    again = run_cli("apply", "--unsafe-fixes", "--no-progress", ".", cwd=app)
+    assert again == run_cli("apply", "--unsafe-fixes", "--no-cache", "--no-progress", ".", cwd=other)
+    assert len(entries(tmp_path / "c")) == 2  # the changed files are another key

@@ -10,6 +10,10 @@ computed from:
   external readers) and the bytes of the recording they name;
 * every file of the run: its path, kind, per-file ignores and the SHA-256 of its bytes.
 
+One exception to "another key": a run that found nothing at all (no finding, fix, note or error in
+any file) is the run of every fix mode over the same files, so ``scan``, ``apply`` and ``diff`` of a
+tree without TorchScript analyse it once.
+
 Any change to any of these is another key: a change in one file re-checks the whole run, so a
 finding that depends on another file's facts is never stale. Entries live in ``.ts2export_cache/``
 at the project root (``TS2EXPORT_CACHE_DIR`` elsewhere), are written to a temporary file and
@@ -185,6 +189,28 @@ def _prune(folder: Path) -> None:
             pass
 
 
+def _found_nothing(run: Run) -> bool:
+    """No finding, fix, suppression, note or error in any file: the run's first pass found nothing,
+    so no fix mode has anything to write or hold back."""
+    return all(not (r.findings or r.fixed or r.suppressed or r.notes or r.error or r.changed) for r in run.results)
+
+
+def _found_nothing_in_another_mode(tasks: Sequence[Task], options: Options, folder: Path) -> Run | None:
+    """The same files' run in another fix mode, where it found nothing: a run's first pass does not
+    depend on the fix mode, so ``scan`` then ``apply`` (then ``diff``) of a tree without TorchScript
+    analyses it once."""
+    from dataclasses import replace
+
+    for fix in (None, "safe", "unsafe"):
+        if fix == options.fix:
+            continue
+        other = run_key(tasks, replace(options, fix=fix))
+        run = load(folder, other) if other is not None else None
+        if run is not None and _found_nothing(run):
+            return run
+    return None
+
+
 def cached_run(tasks: Sequence[Task], options: Options, folder: Path, compute: Callable[[], Run]) -> Run:
     """The engine's run of ``tasks`` (``compute()``: :func:`ts2export.engine.analyze`, say), read
     back from the cache folder (see :func:`cache_dir`) when nothing it depends on changed, stored
@@ -192,6 +218,8 @@ def cached_run(tasks: Sequence[Task], options: Options, folder: Path, compute: C
     key = run_key(tasks, options)
     if key is not None:
         hit = load(folder, key)
+        if hit is None:
+            hit = _found_nothing_in_another_mode(tasks, options, folder)
         if hit is not None:
             return hit
     run = compute()
