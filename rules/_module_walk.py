@@ -24,6 +24,16 @@ def screened_base_names(rule) -> Callable[[cst.CSTNode], set[str]]:
     return lambda node: rule.qualnames(node) if rule.may_be_named(node, MODULE_BASE_PREFIXES, prefix=True) else set()
 
 
+def torch_names(rule) -> Callable[[cst.CSTNode], set[str]]:
+    """``rule.qualnames`` for the analysis of a module's methods (:func:`module_sites`), asked only
+    of a node that may be named ``torch`` or ``torch.*``: every question that analysis asks (tensor
+    annotations, ``torch`` functions, compiler tests, ``torch.jit.export``, module bases) is about
+    such names, so the answer for any other (``self.layer``, a local) does not change it, and a
+    file's locals cost no scope analysis."""
+    return lambda node: (rule.qualnames(node) if rule.may_be_named(node, ("torch",))
+                         or rule.may_be_named(node, ("torch.",), prefix=True) else set())
+
+
 def is_module_class(cls: cst.ClassDef, qualname: Callable[[cst.CSTNode], set[str]], local_modules: set[str]) -> bool:
     for base in cls.bases:
         names = qualname(base.value)

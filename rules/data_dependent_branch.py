@@ -6,7 +6,7 @@ from ts2export.rule import Applicability, Import, Invalid, Rule, Valid
 
 from ._cond_rewrite import CondRewrite, Unfit, atom, short, statement_expressions, unparen
 from ._control_flow import DATA, DEPENDENT, TENSOR, Scope, code_of, is_builtin_call
-from ._module_walk import Site, is_module_class, screened_base_names, module_sites
+from ._module_walk import Site, is_module_class, screened_base_names, module_sites, torch_names
 
 
 class DataDependentBranch(Rule):
@@ -218,7 +218,7 @@ class DataDependentBranch(Rule):
         if not is_module_class(node, screened_base_names(self), self._local_modules):
             return
         self._local_modules.add(node.name.value)
-        for site in module_sites(node, self.qualnames, self._local_modules):
+        for site in module_sites(node, torch_names(self), self._local_modules):
             for expr in statement_expressions(site.stmt):
                 self._check_ifexp(expr, site)
             if isinstance(site.stmt, cst.If):

@@ -5,7 +5,7 @@ import libcst as cst
 from ts2export.rule import Applicability, Invalid, Rule, Valid
 
 from ._control_flow import DEPENDENT, code_of, is_builtin_call
-from ._module_walk import is_module_class, module_sites, screened_base_names
+from ._module_walk import is_module_class, module_sites, screened_base_names, torch_names
 
 
 class DataDependentLoop(Rule):
@@ -100,7 +100,7 @@ class DataDependentLoop(Rule):
         if not is_module_class(node, screened_base_names(self), self._local_modules):
             return
         self._local_modules.add(node.name.value)
-        for site in module_sites(node, self.qualnames, self._local_modules):
+        for site in module_sites(node, torch_names(self), self._local_modules):
             stmt, analyzer, scope = site.stmt, site.analyzer, site.scope
             if isinstance(stmt, cst.While) and analyzer.kind(stmt.test, scope) in DEPENDENT:
                 self.report(stmt.test, f"`while {_short(stmt.test)}:` repeats as often as a tensor value says; "

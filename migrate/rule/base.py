@@ -66,6 +66,28 @@ def _at_the_bottom(compute: Callable[[], object]):
     return value
 
 
+def _import_statement_nodes(module: cst.Module) -> set[int]:
+    """The ``id``s of every node of the module's import statements outside functions and classes
+    (the others bind names the import table leaves to scope analysis): a walk of the statements,
+    not of the expressions in them."""
+    found: set[int] = set()
+
+    class _Nodes(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            found.add(id(node))
+            return True
+
+    class _Statements(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, (cst.Import, cst.ImportFrom)):
+                node.visit(_Nodes())
+                return False
+            return not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.BaseExpression))
+
+    module.visit(_Statements())
+    return found
+
+
 def defs_from(start: cst.CSTNode | None, parent: Callable[[cst.CSTNode], cst.CSTNode | None]) -> tuple[str, ...]:
     """Qualified names of the classes and functions from ``start`` (included) outwards, innermost
     first (``("Gate.forward", "Gate")``), as :mod:`ts2export.model.pyfile` names them."""
@@ -227,6 +249,9 @@ class Rule(_RuleMeta, cst.BatchableCSTVisitor):
             # libcst names a call after the function it calls; but the value of `f(a)` is not `f`, and
             # matching it would report `torch.jit.trace(m, x)(y)` twice (once per call) at one place.
             return set()
+        quick = self._imported_qualnames(node)
+        if quick is not None:
+            return quick
         # What libcst's QualifiedNameProvider gives, without its walk of the whole tree: it stores,
         # for each node with a scope, a lazy call of the scope's get_qualified_names_for.
         try:
@@ -234,6 +259,43 @@ class Rule(_RuleMeta, cst.BatchableCSTVisitor):
         except KeyError:  # pragma: no cover - node created by a rule
             return set()
         return {q.name for q in scope.get_qualified_names_for(node)} if scope is not None else set()
+
+    def _imported_qualnames(self, node: cst.CSTNode) -> set[str] | None:
+        """libcst's qualified names of a name the file imports at module level and binds nowhere
+        else, read from its import statements without scope analysis; None where the answer may
+        differ from libcst's, or on the full path (see :mod:`ts2export.rule.imported`)."""
+        ctx = self.context
+        if ctx.full_metadata or self._wrapper is None or isinstance(node, (cst.Call, cst.BaseString)):
+            return None  # (libcst reads names in string annotations: scope analysis answers)
+        from libcst.helpers import get_full_name_for_node
+
+        if not isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
+            # libcst names no other expression (`int | None`, `a + b`); a definition after its name
+            return set() if get_full_name_for_node(node) is None else None
+        table = ctx.import_table
+        if table is None:
+            return None
+        if ctx.import_nodes is None:
+            ctx.import_nodes = _import_statement_nodes(self._wrapper.module)
+        if id(node) in ctx.import_nodes:
+            return None
+        bare = isinstance(node, cst.Name)
+        return table.qualnames(get_full_name_for_node(node), bare, bare and self._in_a_body(node))
+
+    def _in_a_body(self, node: cst.CSTNode) -> bool:
+        """``node`` is in a function's or a class's body (its scope is not the module's), as the
+        visit's record of parents shows; False where the visit has not reached it."""
+        known = self.context.parents
+        if known is None:
+            return False
+        current = known.get(node, _NO_DEFAULT)
+        if current is _NO_DEFAULT:
+            return False
+        while current is not None:
+            if isinstance(current, cst.IndentedBlock) and isinstance(known.get(current), (cst.FunctionDef, cst.ClassDef)):
+                return True
+            current = known.get(current)
+        return False
 
     def matches(self, node: cst.CSTNode, *names: str) -> str | None:
         """The qualified name of ``node`` if it is one of ``names``, else None."""

@@ -10,6 +10,9 @@ from typing import Mapping
 
 from ts2export.model.view import ProgramView
 
+if False:  # typing only
+    from ts2export.rule.imported import ImportTable
+
 
 @dataclass
 class RuleContext:
@@ -41,15 +44,33 @@ class RuleContext:
         return self.source.splitlines()
 
     @functools.cached_property
+    def _tree(self) -> ast.Module | None:
+        """The file as Python's own parser reads it (None where it cannot)."""
+        try:
+            return ast.parse(self.source.lstrip("\ufeff"))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+
+    @functools.cached_property
+    def import_table(self) -> "ImportTable | None":
+        """What the file's module-level imports bind (:mod:`ts2export.rule.imported`; None: unknown)."""
+        from ts2export.rule.imported import import_table
+
+        return import_table(self._tree) if self._tree is not None else None
+
+    #: The nodes of the module's import statements (``id``s), found when first asked for (see
+    #: :meth:`Rule.qualnames`).
+    import_nodes: set | None = None
+
+    @functools.cached_property
     def bound_names(self) -> tuple[dict[str, frozenset[str]], frozenset[str], frozenset[str]] | None:
         """What import statements bind anywhere in the file (name -> the dotted names libcst may
         give it: ``from torch.jit import script as s`` gives ``s`` -> ``torch.jit.script``), the
         names of the file's functions and classes, and every name bound otherwise (assigned, a
         parameter, a loop or ``with`` or ``except`` target, a definition) (None: unknown). Read from Python's own parser,
         without libcst's scope analysis (see :meth:`Rule.matches`)."""
-        try:
-            tree = ast.parse(self.source.lstrip("\ufeff"))
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = self._tree
+        if tree is None:
             return None
         imported: dict[str, set[str]] = {}
         defined: set[str] = set()
