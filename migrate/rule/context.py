@@ -6,11 +6,11 @@ from __future__ import annotations
 import ast
 import functools
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 from ts2export.model.view import ProgramView
 
-if False:  # typing only
+if TYPE_CHECKING:
     from ts2export.rule.imported import ImportTable
 
 

@@ -44,9 +44,7 @@ class _Import:
         """libcst's ImportAssignment.get_qualified_names_for(full_name), over all the statement's names."""
         out: set[str] = set()
         for real, alias in self.names:
-            parts = real.split(".")
-            for i in range(len(parts), 0, -1):
-                name = ".".join(parts[:i])
+            for name in _prefixes(real):
                 as_name = alias if alias is not None else name
                 if self.module.endswith("."):
                     name = f"{self.module}{name}"
@@ -83,26 +81,18 @@ class ImportTable:
         if head in self.otherwise:
             return None
         if head not in self.bound:  # bound nowhere in the file: a builtin, or nothing libcst knows
-            prefix: str | None = full_name
-            while prefix:
-                if hasattr(builtins, prefix):
-                    return {f"builtins.{prefix}"}
-                cut = prefix.rfind(".")
-                prefix = prefix[:cut] if cut != -1 else None
-            return set()
+            return next(({f"builtins.{p}"} for p in _prefixes(full_name) if hasattr(builtins, p)), set())
         if bare and (head in self.dotted_heads or (head in self.late and not in_a_body)):
             return None
-        prefix = full_name
-        while prefix:
-            statements = self.bound.get(prefix)
-            if statements is not None:
-                out: set[str] = set()
-                for statement in statements:
-                    out |= statement.qualnames(full_name)
-                return out
-            cut = prefix.rfind(".")
-            prefix = prefix[:cut] if cut != -1 else None
-        return None  # pragma: no cover - the head is bound
+        # libcst looks the longest bound prefix up (`a.b` before `a`); the head is bound, so one is
+        statements = next(self.bound[p] for p in _prefixes(full_name) if p in self.bound)
+        return set().union(*(statement.qualnames(full_name) for statement in statements))
+
+
+def _prefixes(name: str):
+    """``a.b.c``, ``a.b``, ``a``: the dotted prefixes of a name, longest first."""
+    parts = name.split(".")
+    return (".".join(parts[:i]) for i in range(len(parts), 0, -1))
 
 
 def import_table(tree: ast.Module) -> ImportTable:  # noqa: C901 - one walk, one table
@@ -129,10 +119,9 @@ def import_table(tree: ast.Module) -> ImportTable:  # noqa: C901 - one walk, one
                 if a.asname:
                     bindings.append(a.asname)
                 else:  # libcst records `import a.b.c` as `a.b.c`, `a.b` and `a`
-                    parts = a.name.split(".")
-                    bindings.extend(".".join(parts[:i]) for i in range(len(parts), 0, -1))
-                    if len(parts) > 1:
-                        dotted.add(parts[0])
+                    bindings.extend(_prefixes(a.name))
+                    if "." in a.name:
+                        dotted.add(a.name.split(".", 1)[0])
         for name in bindings:
             if top:
                 bound.setdefault(name, []).append(statement)
