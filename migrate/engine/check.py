@@ -204,14 +204,11 @@ def process_python(data: bytes, path: str, rules: Sequence[type[Rule]], options:
         where = f"line {exc.raw_line}, column {exc.raw_column + 1}: {exc.message}" if isinstance(exc, cst.ParserSyntaxError) else str(exc)
         result.error = f"cannot parse (libcst) at {where}"
         return
-    # libcst drops a file's last newline when it is a lone "\r" (old Mac line ends): keep what it
-    # drops at the end, and refuse to rewrite a file it would change anywhere else.
-    code = module.code  # rendered once here and reused by the first round (a full walk of the tree)
-    rendered = code.encode(module.encoding)
-    lost = data[len(rendered):] if rendered != data and data.startswith(rendered) else b""
-    if rendered + lost != data:
-        result.error = "cannot rewrite faithfully: libcst does not reproduce this file byte for byte"
-        return
+    # The first round reads the text as it came: libcst renders it back byte for byte, which is
+    # checked below where the file has findings (rendering is a full walk of the tree, and a file
+    # without findings is neither rewritten nor reported).
+    code = text
+    lost = b""
     dropped: set = set()
     changed = False
     findings: list[Finding] = []
@@ -220,6 +217,20 @@ def process_python(data: bytes, path: str, rules: Sequence[type[Rule]], options:
     unit_sites = {r.id for r in rules if r.unit_site}
     for _round in range(MAX_FIX_ROUNDS + 1):
         findings, suppressed, wrapper, positions = _analyze(module, path, code, rules, options, view)
+        if _round == 0 and (findings or suppressed):  # positions are computed for these
+            rendered_code = getattr(positions, "code", None)
+            if rendered_code is None:
+                rendered_code = module.code
+            # libcst drops a file's last newline when it is a lone "\r" (old Mac line ends): keep what
+            # it drops at the end, and refuse to rewrite a file it would change anywhere else.
+            rendered = rendered_code.encode(module.encoding)
+            lost = data[len(rendered):] if rendered != data and data.startswith(rendered) else b""
+            if rendered + lost != data:
+                result.error = "cannot rewrite faithfully: libcst does not reproduce this file byte for byte"
+                return
+            if rendered_code != code:  # what it dropped: analyse the code as libcst renders it, as every round after
+                code = rendered_code
+                findings, suppressed, wrapper, positions = _analyze(module, path, code, rules, options, view)
         if _round == 0:
             result.suppressed = suppressed
             decided = {place for f in findings if _allowed(f, options.fix) for place in _places(f)}
@@ -233,14 +244,14 @@ def process_python(data: bytes, path: str, rules: Sequence[type[Rule]], options:
         candidates = [f for f in findings if not f.held and _allowed(f, options.fix) and fix_key(f, module) not in dropped]
         if not candidates or _round == MAX_FIX_ROUNDS:
             break
-        new, applied = apply_round(wrapper, candidates, path, dropped, result.notes, positions)
+        new, applied, new_code = apply_round(wrapper, candidates, path, dropped, result.notes, positions)
         if new is None:
             continue  # every candidate was dropped; analyse again so the findings are current
         for f in applied:
             f.fixed = True
         result.fixed.extend(applied)
         module = new
-        code = module.code
+        code = new_code if new_code is not None else module.code
         changed = True
     result.findings = findings
     if changed:

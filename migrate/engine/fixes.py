@@ -4,6 +4,8 @@ result must parse and compile, else the culprit fixes are dropped and named."""
 
 from __future__ import annotations
 
+import ast
+import os
 from typing import Sequence
 
 import libcst as cst
@@ -75,7 +77,124 @@ def _all_imports(module: cst.Module) -> list[cst.Import | cst.ImportFrom]:
     return found
 
 
-def _manage_imports(old_usage: dict, module: cst.Module, fixes: Sequence[Fix]) -> cst.Module:
+def _still_referenced(before: dict, code: str) -> bool:
+    """True when each import binding that had references before the fixes surely has one in
+    ``code`` (so no import became unused and scope analysis of the new module can be spared): a
+    plain name bound once in the whole module, by a module-level import, and read somewhere.
+    False whenever that is not certain (dotted imports, names bound twice, local imports)."""
+    names = {name for (_, name), n in before.items() if n > 0}
+    if not names:
+        return True
+    if any("." in name for name in names):
+        return False
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return False
+    top: set = set()
+    statements = list(tree.body)
+    while statements:  # the module's own statements, through `if` and `try` blocks
+        stmt = statements.pop()
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            top.update(a.asname or a.name.split(".")[0] for a in stmt.names)
+        elif isinstance(stmt, ast.If):
+            statements += [*stmt.body, *stmt.orelse]
+        elif isinstance(stmt, ast.Try):
+            statements += [*stmt.body, *stmt.orelse, *stmt.finalbody, *(s for h in stmt.handlers for s in h.body)]
+    if not names <= top:
+        return False
+    bound: dict = {}
+    read: set = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load):
+                read.add(node.id)
+            else:
+                bound[node.id] = bound.get(node.id, 0) + 1
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                if isinstance(node, ast.Import) and a.asname is None and "." in a.name:
+                    return False  # `import a.b` binds `a` and `a.b`: libcst counts them apart
+                name = a.asname or a.name.split(".")[0]
+                bound[name] = bound.get(name, 0) + 1
+        else:
+            for name in _bound_by(node):
+                bound[name] = bound.get(name, 0) + 1
+    return all(name in read and bound.get(name) == 1 for name in names)
+
+
+def _bound_by(node: ast.AST) -> tuple:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return (node.name,)
+    if isinstance(node, ast.arg):
+        return (node.arg,)
+    if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+        return (node.name,) if node.name else ()
+    if isinstance(node, ast.MatchMapping):
+        return (node.rest,) if node.rest else ()
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        return tuple(node.names)
+    return ()
+
+
+def _nothing_to_add(context, module: cst.Module) -> bool:
+    """True when every import asked for in ``context`` is already among the module's top imports,
+    where ``AddImportsVisitor`` would change nothing (it finds them the same way, after a walk of
+    the whole tree and a copy of it)."""
+    from libcst.codemod.visitors import AddImportsVisitor
+
+    try:
+        from libcst.codemod.visitors._add_imports import _GatherTopImportsBeforeStatements
+    except ImportError:  # another libcst: let the visitor decide
+        return False
+    wanted = AddImportsVisitor(context)
+    have = _GatherTopImportsBeforeStatements(context)
+    have.leave_Module(module)  # it reads only the module's top statements (the visitor walks the tree first)
+    if wanted.module_imports - have.module_imports:
+        return False
+    if any(have.module_aliases.get(mod) != alias for mod, alias in wanted.module_aliases.items()):
+        return False
+    if any(pair not in have.alias_mapping.get(mod, []) for mod, pairs in wanted.alias_mapping.items() for pair in pairs):
+        return False
+    return all("*" in have.object_mapping.get(mod, set()) or not objs - have.object_mapping.get(mod, set())
+               for mod, objs in wanted.module_mapping.items())
+
+
+_TOP_IMPORTS_VISITOR: list = []
+
+
+def _add_imports(context, module: cst.Module) -> cst.Module:
+    """What ``AddImportsVisitor(context).transform_module(module)`` gives, walking only what that
+    visitor reads: it looks for the imports already there among the module's leading statements
+    and rewrites the `from` imports among them, but walks the whole tree twice to do so, after
+    copying it (for metadata it does not use)."""
+    if not _TOP_IMPORTS_VISITOR:
+        from libcst.codemod.visitors import AddImportsVisitor
+
+        class _TopImports(AddImportsVisitor):
+            def visit_Module(self, node: cst.Module) -> None:
+                # its gatherer reads the statements up to the first that is not an import (after a
+                # docstring or `__strict__`): hand it those, the same nodes, not the whole tree
+                cut = next((i for i, stmt in enumerate(node.body) if i >= 1 and not _is_import_line(stmt)), len(node.body))
+                super().visit_Module(node.with_changes(body=node.body[:cut + 1]))
+
+            def on_visit(self, node: cst.CSTNode) -> bool:
+                # the visitor acts on the module and its `from` imports; nothing inside a compound
+                # statement or an expression is one of the module's leading imports
+                if isinstance(node, (cst.Module, cst.SimpleStatementLine, cst.ImportFrom)):
+                    return super().on_visit(node)
+                return False
+
+        _TOP_IMPORTS_VISITOR.append(_TopImports)
+    return module.visit(_TOP_IMPORTS_VISITOR[0](context))
+
+
+def _is_import_line(stmt: cst.CSTNode) -> bool:
+    return (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+            and isinstance(stmt.body[0], (cst.Import, cst.ImportFrom)))
+
+
+def _manage_imports(old_usage: dict, module: cst.Module, fixes: Sequence[Fix], rendered: dict | None = None) -> cst.Module:
     # imported here: libcst.codemod loads libcst.matchers (about a second), needed only to fix
     from libcst.codemod import CodemodContext
     from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
@@ -84,11 +203,15 @@ def _manage_imports(old_usage: dict, module: cst.Module, fixes: Sequence[Fix]) -
     for fix in fixes:
         for imp in fix.imports:
             AddImportsVisitor.add_needed_import(context, imp.module, imp.name, imp.asname)
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    for mod, obj, asname in _unused_import_removals(old_usage, wrapper):
-        RemoveImportsVisitor.remove_unused_import(context, mod, obj, asname)
-    if context.scratch.get(AddImportsVisitor.CONTEXT_KEY):
-        module = AddImportsVisitor(context).transform_module(module)
+    # The full path (the reference, see RuleContext) asks libcst every time; tests/test_fast_path.py
+    # compares the two over the corpus and real files.
+    full = os.environ.get("TS2EXPORT_FULL_METADATA") == "1"
+    if full or not _still_referenced(old_usage, _code(module, rendered)):
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        for mod, obj, asname in _unused_import_removals(old_usage, wrapper):
+            RemoveImportsVisitor.remove_unused_import(context, mod, obj, asname)
+    if context.scratch.get(AddImportsVisitor.CONTEXT_KEY) and (full or not _nothing_to_add(context, module)):
+        module = AddImportsVisitor(context).transform_module(module) if full else _add_imports(context, module)
     if context.scratch.get(RemoveImportsVisitor.CONTEXT_KEY):
         first_before = _first_statement_code(module)
         module = RemoveImportsVisitor(context).transform_module(module)
@@ -109,9 +232,20 @@ def _first_statement_code(module: cst.Module) -> str | None:
     return module.code_for_node(first.with_changes(leading_lines=()))
 
 
-def _compiles(module: cst.Module, path: str) -> str | None:
-    """None if the module's code parses and compiles, else why not."""
-    code = module.code
+def _code(module: cst.Module, rendered: dict | None) -> str:
+    """The module's code, rendered once: ``rendered`` keeps (module, code) under the module's id."""
+    if rendered is None:
+        return module.code
+    kept = rendered.get(id(module))
+    if kept is None or kept[0] is not module:
+        kept = rendered[id(module)] = (module, module.code)
+    return kept[1]
+
+
+def _compiles(module: cst.Module, path: str, rendered: dict | None = None) -> str | None:
+    """None if the module's code parses and compiles, else why not. ``rendered``: see ``_code``
+    (the next round reads the code from it instead of rendering again)."""
+    code = _code(module, rendered)
     try:
         cst.parse_module(code)
         compile(code, path, "exec", dont_inherit=True)
@@ -166,8 +300,9 @@ def _first_come(spans_of: list[list[tuple]]) -> list[int]:
 def apply_round(
     wrapper: MetadataWrapper, findings: list[Finding], path: str, dropped: set, notes: list[str],
     positions: dict | None = None,
-) -> tuple[cst.Module | None, list[Finding]]:
-    """Apply non-overlapping fixes of one round; returns the new module and the findings fixed.
+) -> tuple[cst.Module | None, list[Finding], str | None]:
+    """Apply non-overlapping fixes of one round; returns the new module, the findings fixed and
+    the new module's code where it was rendered to check it (else None).
     ``positions``: the module's positions where the caller has them (else they are computed)."""
     if positions is None:
         positions = wrapper.resolve(PositionProvider)
@@ -191,27 +326,29 @@ def apply_round(
     ordered = [(f, span(f.fix)) for f in sorted(findings, key=extent)]
     accepted = [ordered[i] for i in _first_come([spans for _, spans in ordered])]  # the others: next round
     if not accepted:
-        return None, []
+        return None, [], None
+
+    rendered: dict = {}  # id -> (module, code): each tree of this round rendered once
 
     def build(chosen: list[Finding]) -> cst.Module:
         edits = {id(e.node): e.replacement for f in chosen for e in f.fix.edits}
         new = wrapper.module.visit(_ApplyEdits(edits))
-        return _manage_imports(usage, new, [f.fix for f in chosen])
+        return _manage_imports(usage, new, [f.fix for f in chosen], rendered)
 
     chosen = [f for f, _ in accepted]
     try:
         new = build(chosen)
-        problem = _compiles(new, path)
+        problem = _compiles(new, path, rendered)
     except Exception as exc:  # a rule built an invalid tree
         problem = f"{type(exc).__name__}: {exc}"
     if problem is None:
-        return new, chosen
+        return new, chosen, _code(new, rendered)
     # Find the culprits one by one; keep every fix that compiles on its own and with the others.
     good: list[Finding] = []
     for f in chosen:
         try:
             candidate = build([*good, f])
-            problem = _compiles(candidate, path)
+            problem = _compiles(candidate, path, rendered)
         except Exception as exc:
             problem = f"{type(exc).__name__}: {exc}"
         if problem is None:
@@ -220,8 +357,8 @@ def apply_round(
             dropped.add(fix_key(f, wrapper.module))
             notes.append(f"{path}:{f.line}:{f.column}: {f.rule_id} fix not applied: the result would not compile ({problem})")
     if not good:
-        return None, []
-    return build(good), good
+        return None, [], None
+    return build(good), good, None
 
 
 def fix_key(f: Finding, module: cst.Module) -> tuple:

@@ -68,12 +68,20 @@ class _State(PositionProvidingCodegenState):
         return _Syntactic(self, node, start_node, end_node)
 
 
-def positions(module: Module) -> dict[CSTNode, CodeRange]:
+class Positions(dict):
+    """Node -> ``CodeRange``; ``code`` is the module's code, rendered on the way (``module.code``)."""
+
+    code: str = ""
+
+
+def positions(module: Module) -> Positions:
     """Each node of ``module`` -> its ``CodeRange``: what ``MetadataWrapper.resolve(PositionProvider)``
-    gives for the same module."""
+    gives for the same module, with the code it renders as ``.code``."""
     sink = _Computed()
+    sink._computed = Positions()
     state = _State(default_indent=module.default_indent, default_newline=module.default_newline, provider=sink)
     module._codegen(state)
+    sink._computed.code = "".join(state.tokens)
     return sink._computed
 
 
