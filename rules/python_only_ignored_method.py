@@ -3,7 +3,7 @@ import libcst as cst
 from ts2export.rule import Applicability, Invalid, Rule, Valid
 
 from ._control_flow import module_info
-from ._module_walk import is_module_class, screened_base_names, traced_methods
+from ._module_walk import is_module_class, screened_base_names, torch_names, traced_methods
 
 _IGNORES = ("torch.jit.ignore", "torch.jit.unused", "torch.jit._script.ignore", "torch._jit_internal.ignore",
             "torch._jit_internal.unused")
@@ -90,8 +90,9 @@ class PythonOnlyIgnoredMethod(Rule):
         if not is_module_class(node, screened_base_names(self), self._local_modules):
             return
         self._local_modules.add(node.name.value)
-        info = module_info(node, self.qualnames)
-        for method in traced_methods(node, info, self.qualnames):
+        torch_only = torch_names(self)  # both ask only about torch's names
+        info = module_info(node, torch_only)
+        for method in traced_methods(node, info, torch_only):
             if not any(self.matches(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator, *_IGNORES)
                        for d in method.decorators):
                 continue

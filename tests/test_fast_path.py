@@ -88,7 +88,7 @@ def test_the_name_screen_never_rejects_a_name_libcst_gives():
         names = MetadataWrapper(module, unsafe_skip_copy=True).resolve(QualifiedNameProvider)
         rule = Rule(RuleContext(path=str(path), source=source, program=ProgramView()))
         for node, qualified in names.items():
-            if not isinstance(node, (cst.Name, cst.Attribute)):
+            if not isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
                 continue
             qualified = qualified() if callable(qualified) else qualified
             for q in (q.name for q in qualified):

@@ -318,7 +318,7 @@ class Rule(_RuleMeta, cst.BatchableCSTVisitor):
         Asking only when that allows a match keeps scope analysis off most files, and keeps
         libcst's search of a name's assignments (quadratic in a file that assigns one name many
         times) off names no rule asks about (see docs/speed.md)."""
-        if self.context.full_metadata or not isinstance(node, (cst.Name, cst.Attribute)):
+        if self.context.full_metadata or not isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
             return True
         if any(n.startswith("<") for n in names):  # libcst's own scopes (`<locals>.x`, `<comprehension>.x`)
             return True
