@@ -1,8 +1,9 @@
 """migrate-artifact on a model store: a generated store of 200 artifacts (tests/artifact/storegen.py)
-migrated in parallel, interrupted and resumed, sharded and merged, on Ray; usage errors.
+migrated in parallel; a store of 48 with the same kinds of artifact interrupted and resumed, sharded
+and merged, and on Ray; usage errors.
 
-One store and one reference run are shared by the file (session fixtures); the other runs are
-compared with the reference's report, timings left out."""
+Each store and its reference run are shared by the file (session fixtures); the other runs are
+compared with their reference's report, timings left out."""
 
 from __future__ import annotations
 
@@ -73,6 +74,33 @@ def reference(store, tmp_path_factory):
     return out, json.loads((out / "report.json").read_text()), proc, seconds
 
 
+# The runs compared with a whole run (interrupted and resumed, four shards, Ray) use a store of 48:
+# every status and failure class of the 200 (migrated, failed, no inputs, the three kinds of
+# damage, manifest inputs, two entries lowered), at a quarter of the cost of each run.
+SMALL = 48
+SMALL_DONE = 43  # 40 migrated, 2 failed, and the damaged zip whose directory still reads
+
+
+@pytest.fixture(scope="session")
+def small_store(tmp_path_factory):
+    root = tmp_path_factory.mktemp("small_store") / "models"
+    planted = generate(root, SMALL, no_inputs=3, corrupt=3)
+    assert expected_totals(planted) == {"migrated": 40, "failed": 2, "no-inputs": 3, "corrupt": 3}
+    return root, planted
+
+
+@pytest.fixture(scope="session")
+def small_reference(small_store, tmp_path_factory):
+    root, planted = small_store
+    out = tmp_path_factory.mktemp("small_reference") / "out"
+    proc = ts2export("migrate-artifact", root / "manifest.txt", "--out", out, "--jobs", "2", *RUN)
+    assert proc.returncode == 1, proc.stderr  # failures were planted
+    report = json.loads((out / "report.json").read_text())
+    assert report["totals"] == expected_totals(planted)
+    assert state_lines(out) == SMALL_DONE
+    return out, report
+
+
 @pytest.mark.slow
 def test_the_report_counts_what_the_generator_planted(store, reference):
     root, planted = store
@@ -126,31 +154,32 @@ def test_a_second_run_of_an_unchanged_store_does_nothing(store, reference):
 
 
 @pytest.mark.slow
-def test_an_interrupted_run_does_only_what_is_left(store, reference, tmp_path):
-    root, _ = store
+def test_an_interrupted_run_does_only_what_is_left(small_store, small_reference, tmp_path):
+    root, _ = small_store
     out = tmp_path / "out"
     proc = subprocess.Popen([*TS2EXPORT, "migrate-artifact", str(root / "manifest.txt"), "--out", str(out), "--jobs", "2", *RUN],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 300
-    while state_lines(out) < 60 and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.1)
+    while state_lines(out) < 12 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
     proc.send_signal(signal.SIGINT)  # Ctrl-C
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stderr
     assert "interrupted:" in stderr and "Traceback" not in stderr
     done = state_lines(out)
-    assert 60 <= done < 191
+    assert 12 <= done < SMALL_DONE
     partial = json.loads((out / "report.json").read_text())
-    assert partial["pending"] == 191 - done
+    assert partial["pending"] == SMALL_DONE - done
     again = ts2export("migrate-artifact", root / "manifest.txt", "--out", out, "--jobs", "2", *RUN)
-    assert f"200 artifacts: {done} already done, 6 without inputs, 3 unreadable, {191 - done} to migrate" in again.stdout
-    assert state_lines(out) == 191  # each artifact migrated once
-    assert_same_report(json.loads((out / "report.json").read_text()), reference[1])
+    assert (f"{SMALL} artifacts: {done} already done, 3 without inputs, 2 unreadable, {SMALL_DONE - done} to migrate"
+            in again.stdout)
+    assert state_lines(out) == SMALL_DONE  # each artifact migrated once
+    assert_same_report(json.loads((out / "report.json").read_text()), small_reference[1])
 
 
 @pytest.mark.slow
-def test_four_shards_merged_equal_the_whole_run(store, reference, tmp_path):
-    root, _ = store
+def test_four_shards_merged_equal_the_whole_run(small_store, small_reference, tmp_path):
+    root, _ = small_store
     outs = [tmp_path / f"shard{k}" for k in range(1, 5)]
     seen = []
     for k, out in enumerate(outs, 1):
@@ -159,12 +188,12 @@ def test_four_shards_merged_equal_the_whole_run(store, reference, tmp_path):
         shard = json.loads((out / "report.json").read_text())
         assert shard["shard"] == f"{k}/4"
         seen.append({a["path"] for a in shard["artifacts"]})
-    assert sum(map(len, seen)) == 200 and set().union(*seen) == {a["path"] for a in reference[1]["artifacts"]}
-    assert all(20 < len(s) < 90 for s in seen)  # a spread, not one shard holding everything
+    assert sum(map(len, seen)) == SMALL and set().union(*seen) == {a["path"] for a in small_reference[1]["artifacts"]}
+    assert all(4 < len(s) < 24 for s in seen)  # a spread, not one shard holding everything
     merged = ts2export("merge-reports", *outs, "-o", tmp_path / "merged")
-    assert merged.returncode == 1 and "200 artifacts from 4 report(s)" in merged.stdout
+    assert merged.returncode == 1 and f"{SMALL} artifacts from 4 report(s)" in merged.stdout
     report = json.loads((tmp_path / "merged" / "report.json").read_text())
-    assert_same_report(report, reference[1])
+    assert_same_report(report, small_reference[1])
     html = (tmp_path / "merged" / "report.html").read_text()
     first = next(a for a in report["artifacts"] if a["status"] == "migrated")
     owner = next(k for k, s in enumerate(seen, 1) if first["path"] in s)
@@ -172,15 +201,15 @@ def test_four_shards_merged_equal_the_whole_run(store, reference, tmp_path):
 
 
 @pytest.mark.slow
-def test_the_ray_executor_gives_the_same_report(store, reference, tmp_path):
+def test_the_ray_executor_gives_the_same_report(small_store, small_reference, tmp_path):
     pytest.importorskip("ray")
-    root, _ = store
+    root, _ = small_store
     out = tmp_path / "out"
     env = {"RAY_ADDRESS": ""}  # a local Ray instance, two CPUs (--jobs 2)
     proc = ts2export("migrate-artifact", root / "manifest.txt", "--out", out, "--executor", "ray", "--jobs", "2", *RUN, env=env)
     assert proc.returncode == 1, proc.stderr[-2000:]
-    assert_same_report(json.loads((out / "report.json").read_text()), reference[1])
-    assert state_lines(out) == 191
+    assert_same_report(json.loads((out / "report.json").read_text()), small_reference[1])
+    assert state_lines(out) == SMALL_DONE
 
 
 # ---- a worker that hangs, dies or grows -----------------------------------------------------------------
