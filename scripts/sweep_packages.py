@@ -222,8 +222,11 @@ def render_markdown(results: dict, meta: dict, expected: list[str] = ()) -> str:
         f"Run on {meta.get('date', '?')} with ts2export {meta.get('ts2export', '?')} and torch {meta.get('torch', '?')} "
         f"(Python {meta.get('python', '?')}). Each package's sources (the sdist, or the wheel where it is the Python "
         "sources) went through `ts2export scan`, `apply --unsafe-fixes` twice (the second must change nothing), "
-        f"`diff --unsafe-fixes` and `report`, each step limited to {meta.get('step_timeout', STEP_TIMEOUT)} s. "
-        "Non-compiling: Python files that compiled before the apply and not after. To reproduce:",
+        f"`diff --unsafe-fixes` and `report`, each step limited to {meta.get('step_timeout', STEP_TIMEOUT)} s"
+        + (f", ts2export run with `--jobs {meta['tool_jobs']}`" if meta.get("tool_jobs") else "") + ". "
+        "Seconds: the five steps together (downloading and unpacking the package not counted); a package "
+        f"over {SLOW:.0f} s is marked slow. Non-compiling: Python files that compiled before the apply and not after. "
+        "To reproduce:",
         "",
         "```",
         meta.get("command", "python scripts/sweep_packages.py --write-docs"),
@@ -362,7 +365,7 @@ def compiles(data: bytes, name: str) -> bool:
 
 def sweep_one(pkg: Package, work: Path, ts2export: list[str], step_timeout: float, tool_jobs: int) -> dict:
     rec: dict = {"name": pkg.name, "version": pkg.version, "dist": pkg.dist, "internal_errors": [], "broken": [],
-                 "not_idempotent": [], "timeouts": [], "steps": {}}
+                 "not_idempotent": [], "timeouts": [], "steps": {}, "tool_jobs": tool_jobs}
     start = time.monotonic()
     try:
         tree = ensure_tree(pkg, work)
@@ -375,6 +378,7 @@ def sweep_one(pkg: Package, work: Path, ts2export: list[str], step_timeout: floa
     shutil.copytree(tree, copy, ignore=shutil.ignore_patterns(".unpacked"))
     before = python_files(copy)
     rec["files"] = len(before)
+    rec["prepare_seconds"] = round(time.monotonic() - start, 1)  # download, unpack, copy: not the tool's time
     common = ["--no-progress", "--jobs", str(tool_jobs)]
     steps = [
         ("scan", ["scan", ".", "--format", "json", *common]),
@@ -403,7 +407,7 @@ def sweep_one(pkg: Package, work: Path, ts2export: list[str], step_timeout: floa
     for name, data in after_first.items():
         if data != before.get(name) and not compiles(data, name) and compiles(before.get(name, b""), name):
             rec["broken"].append(name)
-    rec["seconds"] = round(time.monotonic() - start, 1)
+    rec["seconds"] = round(sum(step["seconds"] for step in rec["steps"].values()), 1)  # the five steps
     shutil.rmtree(copy, ignore_errors=True)
     return rec
 
@@ -446,7 +450,9 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             ap.error(f"unknown package(s): {', '.join(unknown)}")
         todo = pending(names, results, args.force)
-        meta.update(versions(ts2export), date=args.date, step_timeout=args.timeout)
+        meta.update(versions(ts2export), date=args.date, step_timeout=args.timeout, tool_jobs=args.tool_jobs,
+                    command=("bash scripts/setup.sh && .venv/bin/python scripts/sweep_packages.py "
+                             f"--jobs {args.jobs} --tool-jobs {args.tool_jobs} --force --write-docs --date {args.date}"))
         log(f"{len(todo)} package(s) to sweep, {len(names) - len(todo)} already done ({results_path})")
         results_path.parent.mkdir(parents=True, exist_ok=True)
 
@@ -465,8 +471,8 @@ def main(argv: list[str] | None = None) -> int:
                 log(f"{rec['name']}: {', '.join(classify(rec)) or 'clean'} ({rec.get('seconds', 0)} s, "
                     f"{rec.get('files', 0)} files, {rec.get('findings', 0)} findings, {rec.get('fixed', 0)} fixed)"
                     + (f" {rec.get('failure')}" if rec.get("failure") else ""))
-    meta["command"] = ("bash scripts/setup.sh && .venv/bin/python scripts/sweep_packages.py --jobs 2 --force "
-                       f"--write-docs --date {meta.get('date', args.date)}")
+    meta.setdefault("command", "bash scripts/setup.sh && .venv/bin/python scripts/sweep_packages.py --jobs 2 --force "
+                               f"--write-docs --date {meta.get('date', args.date)}")
     section = render_markdown(results, meta, expected=list(PACKAGES))
     print(section)
     if args.write_docs:
