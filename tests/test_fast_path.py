@@ -77,16 +77,31 @@ def _sources() -> list[Path]:
     return corpus + [TORCH / rel for rel in REAL]
 
 
+# The three tests that compare the engine's answers with libcst's providers over the same files
+# share each file's parse and each provider's run (scope analysis, parents): one worker runs them.
+_REFERENCE: dict[Path, tuple[cst.Module, MetadataWrapper]] = {}
+LIBCST_REFERENCE = pytest.mark.xdist_group("libcst_reference")
+
+
+def reference(path: Path) -> tuple[cst.Module, MetadataWrapper]:
+    """``path`` parsed by libcst, and a wrapper of it that runs each provider once (libcst keeps
+    what ``resolve`` computed)."""
+    if path not in _REFERENCE:
+        module = cst.parse_module(path.read_bytes())
+        _REFERENCE[path] = module, MetadataWrapper(module, unsafe_skip_copy=True)
+    return _REFERENCE[path]
+
+
+@LIBCST_REFERENCE
 def test_the_name_screen_never_rejects_a_name_libcst_gives():
     """For every name and attribute of the corpus and the real files, each qualified name libcst
     gives it (and each dotted prefix of it) passes the screen that spares scope analysis; and the
     screen does reject names."""
     checked = rejected = 0
     for path in _sources():
-        source = path.read_text(encoding="utf-8")
-        module = cst.parse_module(source)
-        names = MetadataWrapper(module, unsafe_skip_copy=True).resolve(QualifiedNameProvider)
-        rule = Rule(RuleContext(path=str(path), source=source, program=ProgramView()))
+        module, wrapper = reference(path)
+        names = wrapper.resolve(QualifiedNameProvider)
+        rule = Rule(RuleContext(path=str(path), source=module.code, program=ProgramView()))
         for node, qualified in names.items():
             if not isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
                 continue
@@ -101,6 +116,7 @@ def test_the_name_screen_never_rejects_a_name_libcst_gives():
     assert checked > 10000 and rejected > 10000
 
 
+@LIBCST_REFERENCE
 def test_positions_and_parents_are_libcsts():
     """The engine's positions (its own code generator) and the parents its visit records are what
     libcst's PositionProvider and ParentNodeProvider give, node for node, over the corpus and the
@@ -111,8 +127,7 @@ def test_positions_and_parents_are_libcsts():
 
     nodes = 0
     for path in _sources():
-        module = cst.parse_module(path.read_bytes())
-        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        module, wrapper = reference(path)
         expected = wrapper.resolve(PositionProvider)
         fast = positions(module)
         assert fast.keys() == expected.keys() and all(fast[n] == r for n, r in expected.items()), str(path)
@@ -144,6 +159,7 @@ def test_the_program_model_finds_the_same_sites_parsing_every_file_up_front(tmp_
     assert sites(screened)
 
 
+@LIBCST_REFERENCE
 def test_names_read_from_the_imports_are_the_names_libcst_gives(tmp_path):
     """Every qualified name the rules get from the file's import statements (without scope
     analysis, ts2export.rule.imported), and the empty answer for expressions libcst names nothing
@@ -172,8 +188,7 @@ def test_names_read_from_the_imports_are_the_names_libcst_gives(tmp_path):
     )
     answered = 0
     for path in [*_sources(), edges, header]:
-        module = cst.parse_module(path.read_bytes())
-        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        module, wrapper = reference(path)
         scopes = wrapper.resolve(ScopeProvider)
         parents = dict(wrapper.resolve(ParentNodeProvider))
         parents[module] = None
