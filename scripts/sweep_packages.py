@@ -324,10 +324,12 @@ def ensure_tree(pkg: Package, work: Path) -> Path:
     if archive is None:
         binary = ["--no-binary", ":all:"] if pkg.dist == "sdist" else ["--only-binary", ":all:"]
         log(f"{pkg.name}: downloading {pkg.dist}")
-        code, out, err, _ = run([sys.executable, "-m", "pip", "download", "-q", "--disable-pip-version-check", *binary,
-                                 "--no-deps", "--no-build-isolation", "-d", str(archives),
-                                 f"{pkg.name}=={pkg.version}"], timeout=900)
-        archive = find_archive(archives, pkg)
+        for isolation in (["--no-build-isolation"], []):  # an sdist whose build backend is not here: pip fetches it
+            code, out, err, _ = run([sys.executable, "-m", "pip", "download", "-q", "--disable-pip-version-check", *binary,
+                                     "--no-deps", *isolation, "-d", str(archives), f"{pkg.name}=={pkg.version}"], timeout=900)
+            archive = find_archive(archives, pkg)
+            if archive is not None:
+                break
         if archive is None:
             tail = " ".join((err or out).strip().splitlines()[-2:])
             raise Failure(f"pip download of {pkg.name}=={pkg.version} left no archive ({tail[:200]})")
