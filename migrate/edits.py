@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Union
+from typing import TYPE_CHECKING, Union
 
-import libcst as cst
+if TYPE_CHECKING:  # libcst is imported where a fix is built or applied, not by the readers of results
+    import libcst as cst
 
 
 class Applicability(str, enum.Enum):
@@ -31,7 +32,16 @@ class Import:
     asname: str | None = None
 
 
-Replacement = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
+if TYPE_CHECKING:
+    Replacement = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
+
+
+def __getattr__(name: str):
+    if name == "Replacement":  # what an edit may replace a node with
+        import libcst as cst
+
+        return Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,10 @@ import io
 import keyword
 import re
 import tokenize
+from typing import TYPE_CHECKING
 
-import libcst as cst
+if TYPE_CHECKING:  # imported where a node is quoted or a comment built: readers of findings need none
+    import libcst as cst
 
 #: How many characters of quoted code a comment or message shows before it is cut.
 QUOTE_LIMIT = 72
@@ -69,11 +71,15 @@ def inline(code: str, limit: int | None = QUOTE_LIMIT) -> str:
 
 def inline_node(node: cst.CSTNode, limit: int | None = QUOTE_LIMIT) -> str:
     """:func:`inline` of a libcst node's code."""
+    import libcst as cst
+
     return inline(cst.Module(body=[]).code_for_node(node), limit)
 
 
 def comment(text: str) -> cst.Comment:
     """A comment line for generated code: starts with ``#``, one line whatever ``text`` quotes."""
+    import libcst as cst
+
     text = one_line(text)
     if not text.startswith("#"):
         text = "# " + text

@@ -310,3 +310,38 @@ def test_cli_apply_through_the_cache_writes_what_apply_without_it_writes(tmp_pat
     again = run_cli("apply", "--unsafe-fixes", "--no-progress", ".", cwd=app)
     assert again == run_cli("apply", "--unsafe-fixes", "--no-cache", "--no-progress", ".", cwd=other)
     assert len(entries(tmp_path / "c")) == 2  # the changed files are another key
+
+
+WARM_PROBE = """
+import sys
+from ts2export.cli import main
+
+sys.argv = ["ts2export", "check", ".", "--no-progress"]
+try:
+    main()
+except SystemExit:
+    pass
+print("LOADED", sorted(m for m in sys.modules if m == "libcst" or m.startswith(("ts2export.rules", "ts2export.engine.check",
+                                                                                  "ts2export.model.program"))))
+"""
+
+
+def test_a_run_read_back_from_the_cache_imports_neither_libcst_nor_the_rules(tmp_path):
+    """The warm path (a CI gate on an unchanged tree, an editor's save): the cache's key and its
+    results are read without libcst, the rules or the program model (each import costs a warm run
+    a fifth of a second or more; docs/speed.md)."""
+    (tmp_path / "m.py").write_text("import torch\nx = torch.jit.annotate(int, torch.ones(1))\n")
+    env = {**os.environ, "TS2EXPORT_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("TS2EXPORT_NO_CACHE", None)
+
+    def probe() -> tuple[str, str]:
+        proc = subprocess.run([sys.executable, "-c", WARM_PROBE], cwd=tmp_path, capture_output=True, text=True,
+                              timeout=120, env=env)
+        loaded = next(line for line in proc.stdout.splitlines() if line.startswith("LOADED"))
+        return proc.stdout.replace(loaded, ""), loaded
+
+    cold_out, cold = probe()
+    warm_out, warm = probe()
+    assert "TSX201" in cold_out and warm_out == cold_out
+    assert "'libcst'" in cold and "ts2export.engine.check" in cold  # the first run checked the file
+    assert warm == "LOADED []", warm

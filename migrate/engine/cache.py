@@ -58,14 +58,18 @@ def cache_dir(root: Path) -> Path:
 @lru_cache(maxsize=1)
 def code_digest() -> str:
     """ts2export's version and the bytes of its source files (a changed rule is another key)."""
-    import libcst
+    import importlib.util
+    from importlib import metadata
 
+    try:  # the installed distribution's version: importing libcst costs a warm run a fifth of a second
+        libcst_version = metadata.version("libcst")
+    except metadata.PackageNotFoundError:  # pragma: no cover - libcst is a dependency
+        libcst_version = ""
     h = hashlib.sha256()
-    h.update(f"{FORMAT}\0{ts2export.__version__}\0{sys.version_info[:2]}\0{getattr(libcst, 'LIBCST_VERSION', '')}".encode())
-    import importlib
+    h.update(f"{FORMAT}\0{ts2export.__version__}\0{sys.version_info[:2]}\0{libcst_version}".encode())
 
     for package in ("ts2export", "ts2export.rules"):  # migrate/ (the artifact wing included) and rules/
-        folder = Path(importlib.import_module(package).__file__).parent
+        folder = Path(importlib.util.find_spec(package).origin).parent  # found, not imported
         for path in sorted(folder.rglob("*.py")):
             h.update(path.relative_to(folder).as_posix().encode() + b"\0")
             h.update(hashlib.sha256(path.read_bytes()).digest())

@@ -11,18 +11,21 @@ import os
 import re
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
 from ts2export.engine import notebooks
 from ts2export.engine.fixes import apply_round, fix_key
-from ts2export.engine.registry import AnyRule, matches_selector, select_rules
+from ts2export.engine.registry import matches_selector, select_rules
 from ts2export.engine.tasks import FileResult, Options, Task, mode_allows
 from ts2export.model.decision import FileDecision
 from ts2export.rule.metadata import parent_recorder, positions as fast_positions
 from ts2export.rule import Applicability, Finding, ProgramView, Rule, RuleContext, TextRule, defs_from
+
+if TYPE_CHECKING:
+    from ts2export.engine.registry import AnyRule
 
 
 MAX_FIX_ROUNDS = 8

@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Collection
 
 from ts2export.engine.check import process_bytes
-from ts2export.engine.run import Analysis, analyze
+from ts2export.engine.analysis import Analysis, analyze
 from ts2export.engine.tasks import FileResult, Options, Task
 
 #: The reason given to the fixes a quick fix leaves alone (never shown: they are not written).

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ts2export.engine.run import Analysis, analyze
+from ts2export.engine.analysis import Analysis, analyze
 from ts2export.engine.tasks import FileResult, Options, Task, unit_label
 from ts2export.textio import atomic_write_bytes
 

@@ -5,17 +5,19 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
-from typing import Iterable, Union
+from typing import TYPE_CHECKING, Iterable, Union
 
-from ts2export.rule import Rule, TextRule
+if TYPE_CHECKING:  # the rules (and libcst) are imported when first asked for, not by importing this
+    from ts2export.rule import Rule, TextRule
 
-AnyRule = Union[type[Rule], type[TextRule]]
+    AnyRule = Union[type[Rule], type[TextRule]]
 
 
 @functools.lru_cache(maxsize=None)
 def all_rules() -> tuple[AnyRule, ...]:
     """Every rule class, sorted by id. Each module of ``ts2export.rules`` holds one rule."""
     import ts2export.rules as package
+    from ts2export.rule import Rule, TextRule
 
     found: dict[str, AnyRule] = {}
     for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):

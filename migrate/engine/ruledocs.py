@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ts2export.engine.registry import AnyRule, all_rules
+from ts2export.engine.registry import all_rules
+
+if TYPE_CHECKING:
+    from ts2export.engine.registry import AnyRule
 
 ID_SCHEME = """\
 Rule ids are `TSX` and three digits; the first digit is the family:

@@ -16,8 +16,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
-from ts2export.engine.check import prefilter
-from ts2export.engine.registry import select_rules
 from ts2export.engine.tasks import FileResult, Options, Task
 
 ENGINE_KINDS = ("python", "cpp", "notebook")
@@ -54,6 +52,9 @@ def _mentions_torchscript(task: Task, options: Options, kind: str, message: str)
         data = Path(task.path).read_bytes()
     except OSError as exc:
         return FileResult(path=task.path, error=f"cannot read: {exc.strerror or exc}")
+    from ts2export.engine.check import prefilter  # the rules and libcst: only for a file set aside
+    from ts2export.engine.registry import select_rules
+
     rules = [r for r in select_rules(options.select, options.ignore + task.ignored) if kind in r.file_kinds]
     if not prefilter(data, rules):
         return FileResult(path=task.path)

@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ts2export.model.decision import FileDecision
 from ts2export.rule import Applicability, Finding, ProgramView
 
-if TYPE_CHECKING:  # pragma: no cover
+if TYPE_CHECKING:  # pragma: no cover - the program model is imported by what builds it, not by readers of results
+    from ts2export.model.decision import FileDecision
     from ts2export.model.program import Program
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from ts2export.engine.config import Config, load_config
 from ts2export.engine.discovery import file_kind
-from ts2export.engine.run import analyze
+from ts2export.engine.analysis import analyze
 from ts2export.engine.tasks import FileResult, Options, Task
 from ts2export.runner import run_python
 

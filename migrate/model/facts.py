@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ts2export.model.sites import READER
-
 
 def artifact_table(program) -> dict[str, list[dict]]:
     """Each artifact path (as a pattern, ``*`` for parts only known at run time) with the writers
@@ -31,6 +29,8 @@ class ProgramFacts:
 
     @classmethod
     def of(cls, program) -> "ProgramFacts":
+        from ts2export.model.sites import READER  # the model's own module: not for a reader of the facts
+
         units = tuple((frozenset(s.file.path for s in u.sites if s.kind != READER),
                        frozenset(s.file.path for s in u.sites if s.kind == READER)) for u in program.units.all)
         return cls(artifact_table(program), units)
