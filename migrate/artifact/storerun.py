@@ -137,6 +137,13 @@ def migrate_store(store: Store, out: Path, options: dict[str, Any], settings: Ru
                 executor.run(todo, on_done)
             except KeyboardInterrupt:
                 interrupted = True
+    if interrupted:
+        # An artifact whose line reached the state file just as the Ctrl-C came (before `records`
+        # or the state's own memory took it) is done: read back what the file holds.
+        written = RunState(out)
+        for key, e in by_key.items():
+            if e.rel not in records and written.get(key) is not None:
+                records[e.rel] = written.get(key)
     pending = len(entries) - len(records)
     report = storereport.build(list(records.values()), store.source, options, options_hash(options), shard, pending)
     storereport.write(out, report)
