@@ -24,6 +24,7 @@ class Files:
         self.parsed: dict[str, PyFile] = {}  # in the order they were first asked for
         self.broken: dict[str, str] = {}  # files that ast could not read
         self._aliases: dict[bytes, set[bytes]] = {}  # see _spellings
+        self._pairs: dict[bytes, list[bytes]] | None = None  # see _as_pairs
         inits = {os.path.dirname(os.path.abspath(p)) for p in sources if os.path.basename(p) == "__init__.py"}
 
         def has_init(folder: str) -> bool:
@@ -95,19 +96,39 @@ class Files:
         known = self._aliases.get(name)
         if known is not None:
             return known
+        pairs = self._as_pairs()
         names, todo = {name}, [name]
         while todo:
             n = todo.pop()
-            alias = re.compile(rb"\b" + re.escape(n) + rb"\s+as\s+(\w+)")
-            for data in self.sources.values():
-                if n not in data:
-                    continue
-                for m in alias.finditer(data):
-                    if m.group(1) not in names:
-                        names.add(m.group(1))
-                        todo.append(m.group(1))
+            if _IDENTIFIER.fullmatch(n):
+                found = pairs.get(n, ())
+            else:  # a dotted name (`a.b as c`): the text itself
+                alias = re.compile(rb"\b" + re.escape(n) + rb"\s+as\s+(\w+)")
+                found = [m.group(1) for data in self.sources.values() if n in data for m in alias.finditer(data)]
+            for other in found:
+                if other not in names:
+                    names.add(other)
+                    todo.append(other)
         self._aliases[name] = names
         return names
+
+    def _as_pairs(self) -> dict[bytes, list[bytes]]:
+        """Each word of the run's text followed by ``as <word>`` -> those words, in the order of
+        the text: one pass over the run for every name :meth:`_spellings` is asked about (a pass
+        per name cost most of the program model's build over a large package)."""
+        if self._pairs is None:
+            self._pairs = {}
+            for data in self.sources.values():
+                if b"as" not in data:
+                    continue
+                for m in _AS.finditer(data):
+                    self._pairs.setdefault(m.group(1), []).append(m.group(2))
+        return self._pairs
+
+
+# `\bname\s+as\s+(\w+)` for every word at once; the lookahead lets matches overlap (`a as b as c`)
+_AS = re.compile(rb"(?<!\w)(\w+)(?=\s+as\s+(\w+))")
+_IDENTIFIER = re.compile(rb"\w+")
 
 
 def _word(name: bytes) -> "re.Pattern[bytes]":

@@ -55,7 +55,7 @@ class Literals:
         changes = self._changes.get(f.path)
         if changes is None:
             changes = []
-            for sub in ast.walk(f.tree):
+            for sub in f.walk():
                 if isinstance(sub, ast.Subscript) and not isinstance(sub.ctx, ast.Load):
                     base, k = sub.value, sub.slice.value if isinstance(sub.slice, ast.Constant) else ...
                 elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) \

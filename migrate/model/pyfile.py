@@ -129,6 +129,7 @@ class PyFile:
         self.source = source
         self.cells: tuple = ()  # a notebook's module: (first line of a cell, cell number), see where()
         self.tree = ast.parse(source, filename=path)
+        self._nodes: list[ast.AST] | None = None  # see walk()
         self._lines = source.splitlines()
         self.defs: list[Def] = []
         self.def_by_qualname: dict[str, Def] = {}
@@ -346,7 +347,11 @@ class PyFile:
         return sorted((d for d in self.defs if d.contains(pos)), key=lambda d: d.start, reverse=True)
 
     def walk(self) -> Iterator[ast.AST]:
-        return ast.walk(self.tree)
+        """Every node of the file, in ``ast.walk``'s order: walked once, then read from a list
+        (the sites, the script uses, the calls and the views each go over the files with `jit`)."""
+        if self._nodes is None:
+            self._nodes = list(ast.walk(self.tree))
+        return iter(self._nodes)
 
 
 def returns_of(fn: ast.AST) -> list[ast.Return]:
