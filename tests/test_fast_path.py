@@ -116,6 +116,23 @@ def test_the_name_screen_never_rejects_a_name_libcst_gives():
     assert checked > 10000 and rejected > 10000
 
 
+def _noting(kind: str, way: str):
+    def note(self, node):
+        self.log.append((f"{way}_{kind}", node))
+
+    note.__name__ = f"{way}_{kind}"  # libcst finds a visitor's methods by their names
+    return note
+
+
+_KINDS = ("Call", "Name", "Attribute", "FunctionDef", "ClassDef", "Decorator", "IndentedBlock", "Param",
+          "SimpleStatementLine", "Subscript", "Comment", "Arg", "If", "For", "With", "Lambda", "ImportFrom")
+#: Notes each visit and leave call it gets, for nodes of the kinds the rules visit most.
+_Calls = type("_Calls", (cst.BatchableCSTVisitor,), {
+    "__init__": lambda self, log: (cst.BatchableCSTVisitor.__init__(self), setattr(self, "log", log))[0],
+    **{f"{way}_{kind}": _noting(kind, way) for kind in _KINDS for way in ("visit", "leave")},
+})
+
+
 @LIBCST_REFERENCE
 def test_positions_and_parents_are_libcsts():
     """The engine's positions (its own code generator) and the parents its visit records are what
@@ -123,7 +140,8 @@ def test_positions_and_parents_are_libcsts():
     real files."""
     from libcst.metadata import ParentNodeProvider, PositionProvider
 
-    from ts2export.rule.metadata import all_parents, parent_recorder, positions
+    from ts2export.rule.metadata import StatementPositions, all_parents, parent_recorder, positions
+    from ts2export.rule.walk import walk_batched
 
     nodes = 0
     for path in _sources():
@@ -131,11 +149,25 @@ def test_positions_and_parents_are_libcsts():
         expected = wrapper.resolve(PositionProvider)
         fast = positions(module)
         assert fast.keys() == expected.keys() and all(fast[n] == r for n, r in expected.items()), str(path)
+        assert fast.code == module.code, str(path)
+        # each statement's positions when first asked for, in an order that starts mid-file
+        lazy = StatementPositions(module, {**wrapper.resolve(ParentNodeProvider), module: None})
+        assert lazy.code == module.code, str(path)
+        order = list(expected)
+        order = order[len(order) // 2:] + order[:len(order) // 2]
+        assert all(n in lazy and lazy[n] == expected[n] for n in order), str(path)
+        assert lazy.get(cst.Name("elsewhere")) is None and cst.Name("elsewhere") not in lazy
         parents: dict = {}
         enter, leave = parent_recorder(parents)
         wrapper.visit_batched([], before_visit=enter, after_leave=leave)
         libcst_parents = wrapper.resolve(ParentNodeProvider)
         walked = all_parents(module, {})
+        # the engine's walk calls what libcst's visit calls, in the same order
+        calls: list[list] = [[], []]
+        for log, visit in zip(calls, (cst.visit_batched, walk_batched)):
+            visit(module, [_Calls(log)], before_visit=lambda n, log=log: log.append(("enter", n)),
+                  after_leave=lambda n, log=log: log.append(("after", n)))
+        assert len(calls[0]) == len(calls[1]) and all(a[0] == b[0] and a[1] is b[1] for a, b in zip(*calls)), str(path)
         for table in (parents, walked):
             assert table.pop(module) is None
             assert table.keys() == libcst_parents.keys(), str(path)
@@ -168,6 +200,8 @@ def test_names_read_from_the_imports_are_the_names_libcst_gives(tmp_path):
     used before its import, a name also bound locally, relative and aliased imports)."""
     from libcst.metadata import ParentNodeProvider, ScopeProvider
 
+    from ts2export.rule.base import _import_statement_nodes
+
     edges = tmp_path / "edges.py"
     edges.write_text(
         "early = torch.jit.script\nearly_nn = nn\nimport torch\nimport torch.nn, os.path as osp\nimport a.b.c\n"
@@ -185,6 +219,9 @@ def test_names_read_from_the_imports_are_the_names_libcst_gives(tmp_path):
         '"""A module whose imports all come first."""\nfrom __future__ import annotations\nimport torch\n'
         "from torch import nn, Tensor\nimport torch.nn.functional as F\n\nlayer = nn.Linear\nhint: Tensor = Tensor\n"
         "print(len, int.from_bytes, __name__, undefined_thing, F.relu, nn)\nearly_nn = nn\nimport os\nlate = os.path\n"
+        "before = dataclass\nif os: from dataclasses import dataclass; same = dataclass\n\n\n@dataclass\nclass After:\n"
+        "    x: int = 0\n\n\nafter = dataclass; os2 = os\nfrom torch.nn import functional\nfrom .. import sibling\n"
+        "try:\n    import numpy\nexcept ImportError:\n    numpy = None\nafter_np = numpy\n"
     )
     answered = 0
     for path in [*_sources(), edges, header]:
@@ -196,13 +233,15 @@ def test_names_read_from_the_imports_are_the_names_libcst_gives(tmp_path):
                               parents_complete=True)
         rule = Rule(context)
         rule._wrapper = wrapper
-        for node, scope in scopes.items():
-            if isinstance(node, cst.Call) or scope is None:
+        in_imports = _import_statement_nodes(module)
+        for node in parents:  # with the import statements' nodes, which scope analysis names nothing (no scope)
+            scope = scopes.get(node)
+            if isinstance(node, cst.Call) or (scope is None and id(node) not in in_imports):
                 continue
             quick = rule._imported_qualnames(node)
             if quick is None:
                 continue
-            expected = {q.name for q in scope.get_qualified_names_for(node)}
+            expected = {q.name for q in scope.get_qualified_names_for(node)} if scope is not None else set()
             assert quick == expected, (str(path), cst.Module([]).code_for_node(node), quick, expected)
             answered += 1
     assert answered > 4000, answered

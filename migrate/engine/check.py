@@ -21,7 +21,8 @@ from ts2export.engine.fixes import apply_round, fix_key
 from ts2export.engine.registry import matches_selector, select_rules
 from ts2export.engine.tasks import FileResult, Options, Task, mode_allows
 from ts2export.model.decision import FileDecision
-from ts2export.rule.metadata import parent_recorder, positions as fast_positions
+from ts2export.rule.metadata import StatementPositions, parent_recorder
+from ts2export.rule.walk import wrapper_walk_batched
 from ts2export.rule import Applicability, Finding, ProgramView, Rule, RuleContext, TextRule, defs_from
 
 if TYPE_CHECKING:
@@ -71,11 +72,12 @@ def _analyze(
         wrapper.visit_batched(instances)
     else:
         enter, leave = parent_recorder(ctx.parents)
-        wrapper.visit_batched(instances, before_visit=enter, after_leave=leave)
+        wrapper_walk_batched(wrapper, instances, before_visit=enter, after_leave=leave)  # libcst's visit, reading only
     findings: list[Finding] = []
     if not full and not any(rule.findings for rule in instances):
         return findings, 0, wrapper, None  # positions are a full walk of the tree: only for findings
-    positions = wrapper.resolve(PositionProvider) if full else ctx.positions or fast_positions(module)
+    # positions: those of the statements with findings (a rule that asked for positions has them all)
+    positions = wrapper.resolve(PositionProvider) if full else ctx.positions or StatementPositions(module, ctx.parents)
     # the visit has entered every node: its record is the parent provider's map (which the full path computes)
     parents = wrapper.resolve(ParentNodeProvider) if full else ctx.parents
     for rule in instances:

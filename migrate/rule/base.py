@@ -101,6 +101,50 @@ def defs_from(start: cst.CSTNode | None, parent: Callable[[cst.CSTNode], cst.CST
     return tuple(".".join(names[:i]) for i in range(len(names), 0, -1))
 
 
+class _Screen:
+    """What :meth:`Rule.may_be_named` needs of the names a rule asks about, worked out once per
+    tuple of names (the rules ask with the same few tuples about every call of a file)."""
+
+    __slots__ = ("names", "own_scope", "builtin", "by_last", "dotless", "roots")
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = frozenset(names)
+        self.own_scope = any(n.startswith("<") for n in names)
+        self.builtin = any(n.startswith("builtins.") for n in names)
+        self.by_last: dict[str, tuple[str, ...]] = {}  # a name's last part -> the first parts it comes with
+        for n in names:
+            self.by_last[n.rsplit(".", 1)[-1]] = (*self.by_last.get(n.rsplit(".", 1)[-1], ()), n.split(".", 1)[0])
+        self.dotless = any("." not in n for n in names)
+        self.roots = frozenset(n.split(".", 1)[0] for n in names)
+
+
+_SCREENS: dict[tuple[tuple[str, ...], bool], _Screen] = {}
+
+
+def _screen(names: Sequence[str], prefix: bool) -> _Screen:
+    key = (tuple(names), prefix)
+    found = _SCREENS.get(key)
+    if found is None:
+        found = _SCREENS[key] = _Screen(names)
+    return found
+
+
+def _shape(node: cst.CSTNode) -> tuple[str, str, str]:
+    """(first part, the rest, last part) of the node's dotted name as libcst spells it (calls and
+    subscripts dropped; any other head is spelled ``None``, as libcst does: ``"-".join`` is
+    ``None.join``)."""
+    parts: list[str] = []
+    head: cst.BaseExpression = node
+    while isinstance(head, (cst.Attribute, cst.Call, cst.Subscript)):
+        if isinstance(head, cst.Attribute):
+            parts.append(head.attr.value)
+            head = head.value
+        else:
+            head = head.func if isinstance(head, cst.Call) else head.value
+    head_name = head.value if isinstance(head, cst.Name) else "None"
+    return head_name, ".".join(reversed(parts)), parts[0] if parts else head_name
+
+
 class _RuleMeta:
     """Shared metadata and documentation helpers of both rule kinds."""
 
@@ -278,17 +322,41 @@ class Rule(_RuleMeta, cst.BatchableCSTVisitor):
         if ctx.import_nodes is None:
             ctx.import_nodes = _import_statement_nodes(self._wrapper.module)
         if id(node) in ctx.import_nodes:
-            return None
+            # libcst's scope analysis gives the names in an import statement no scope: it names
+            # them nothing (the statement and its aliases have one)
+            return set() if isinstance(node, (cst.Name, cst.Attribute)) else None
         bare = isinstance(node, cst.Name)
-        return table.qualnames(get_full_name_for_node(node), bare, bare and self._in_a_body(node))
+        return table.qualnames(get_full_name_for_node(node), bare, lambda: self._in_a_body(node),
+                               lambda: self._statement_index(node))
+
+    def _statement_index(self, node: cst.CSTNode) -> int | None:
+        """The index in ``ast``'s body of the module of the statement ``node`` is in (a line of
+        ``a; b`` is two of ``ast``'s statements), None where unknown."""
+        ctx, known = self.context, self.context.parents
+        if known is None or self._wrapper is None or node not in known:
+            return None
+        module = self._wrapper.module
+        top, parent = node, known[node]
+        while parent is not None and parent is not module:
+            top, parent = parent, known.get(parent)
+        if parent is not module:
+            return None
+        if ctx.statement_indexes is None:
+            ctx.statement_indexes, index = {}, 0
+            for stmt in module.body:
+                ctx.statement_indexes[id(stmt)] = index
+                index += len(stmt.body) if isinstance(stmt, cst.SimpleStatementLine) else 1
+        return ctx.statement_indexes.get(id(top))
 
     def _in_a_body(self, node: cst.CSTNode) -> bool:
         """``node`` is in a function's or a class's body (its scope is not the module's), as the
-        visit's record of parents shows; False where the visit has not reached it."""
+        visit's record of parents shows (completed where the visit has not reached it yet)."""
         known = self.context.parents
         if known is None:
             return False
         current = known.get(node, _NO_DEFAULT)
+        if current is _NO_DEFAULT and self.parent(node) is not None:  # completes the map (a third of scope analysis)
+            current = known.get(node, _NO_DEFAULT)
         if current is _NO_DEFAULT:
             return False
         while current is not None:
@@ -318,42 +386,37 @@ class Rule(_RuleMeta, cst.BatchableCSTVisitor):
         Asking only when that allows a match keeps scope analysis off most files, and keeps
         libcst's search of a name's assignments (quadratic in a file that assigns one name many
         times) off names no rule asks about (see docs/speed.md)."""
-        if self.context.full_metadata or not isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
+        ctx = self.context
+        if ctx.full_metadata or not isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
             return True
-        if any(n.startswith("<") for n in names):  # libcst's own scopes (`<locals>.x`, `<comprehension>.x`)
+        screen = _screen(names, prefix)
+        if screen.own_scope:  # libcst's own scopes (`<locals>.x`, `<comprehension>.x`)
             return True
-        facts = self.context.bound_names
+        facts = ctx.bound_names
         if facts is None:
             return True
         imported, defined, assigned = facts
-        parts: list[str] = []  # the node's dotted name as libcst spells it (calls and subscripts dropped)
-        head: cst.BaseExpression = node
-        while isinstance(head, (cst.Attribute, cst.Call, cst.Subscript)):
-            if isinstance(head, cst.Attribute):
-                parts.append(head.attr.value)
-                head = head.value
-            else:
-                head = head.func if isinstance(head, cst.Call) else head.value
-        # libcst spells any other head `None` (`"-".join` is `None.join`), a builtin's name
-        head_name = head.value if isinstance(head, cst.Name) else "None"
-        tail = ".".join(reversed(parts))
+        shape = ctx.name_shapes.get(id(node))
+        if shape is None or shape[0] is not node:
+            shape = ctx.name_shapes[id(node)] = (node, *_shape(node))
+        _, head_name, tail, last = shape
         if head_name in imported:
             # an import's name, with the node's attributes after it (a name alone may be named
             # after the whole dotted import); or a local of the same name (below)
             for base in imported[head_name]:
                 q = f"{base}.{tail}" if tail else base
-                if any(q.startswith(n) for n in names) if prefix else q in names:
+                if any(q.startswith(n) for n in names) if prefix else q in screen.names:
                     return True
         local = head_name in assigned or head_name not in imported  # `torch = None` makes `torch.jit` local
 
-        def root_ok(name: str) -> bool:
-            root = name.split(".", 1)[0]
+        def root_ok(root: str) -> bool:
             return root == "builtins" or root in defined or (local and root == head_name)
 
         if prefix:  # a prefix without a dot may be the start of any first part
-            return any("." not in n or root_ok(n) for n in names)
-        last = parts[0] if parts else head_name
-        return any(n.startswith("builtins.") or (n.rsplit(".", 1)[-1] == last and root_ok(n)) for n in names)
+            return screen.dotless or any(root_ok(r) for r in screen.roots)
+        if screen.builtin:
+            return True
+        return any(root_ok(r) for r in screen.by_last.get(last, ()))
 
     def matches_prefix(self, node: cst.CSTNode, *prefixes: str) -> str | None:
         if not self.may_be_named(node, prefixes, prefix=True):

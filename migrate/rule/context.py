@@ -38,6 +38,12 @@ class RuleContext:
     #: Whether ``parents`` holds every node of the module (completed when a rule asked about a
     #: node the visit had not reached).
     parents_complete: bool = False
+    #: ``id`` of a node -> (the node, its dotted name's first part, the rest, its last part), for
+    #: :meth:`Rule.may_be_named` (each call of a file is asked about by a dozen rules).
+    name_shapes: dict = field(default_factory=dict)
+    #: ``id`` of each statement of the module -> its index in ``ast``'s module body (see
+    #: :meth:`Rule._statement_index`). None: not computed yet.
+    statement_indexes: dict | None = None
 
     @property
     def lines(self) -> list[str]:

@@ -15,9 +15,10 @@ It answers only where the answer cannot differ from libcst's, and says "don't kn
   that name anywhere in the file, no import of it inside a function or class, and no ``*`` import in
   the file;
 * a bare name (``script``, not ``torch.jit.script``) only where every import of it is among the
-  file's leading imports or where the node is in a function's or a class's body (at module level
-  libcst counts only the imports before the name), and only where no import binds a dotted name
-  under it (``import a.b`` makes libcst name ``a`` after ``a.b`` in places);
+  file's leading imports, or where the node is in a function's or a class's body, or in a
+  statement of the module after the last one that imports it (at module level libcst counts only
+  the imports before the name), and only where no import binds a dotted name under it
+  (``import a.b`` makes libcst name ``a`` after ``a.b`` in places);
 * not a name inside an import statement.
 
 A name bound nowhere in the file is a builtin (``builtins.len``) or nothing, as libcst has it.
@@ -30,6 +31,7 @@ from __future__ import annotations
 import ast
 import builtins
 from dataclasses import dataclass
+from typing import Callable
 
 
 @dataclass(frozen=True)
@@ -70,11 +72,15 @@ class ImportTable:
     dotted_heads: frozenset[str]  # first parts of dotted names a module-level `import a.b` binds
     late: frozenset[str]  # first parts an import binds after the file's leading imports
     star: bool  # a `from m import *` somewhere
+    last_import: dict[str, int]  # first part -> the index in the module's body of the last statement importing it
 
-    def qualnames(self, full_name: str | None, bare: bool, in_a_body: bool) -> set[str] | None:
+    def qualnames(self, full_name: str | None, bare: bool, in_a_body: Callable[[], bool] = lambda: False,
+                  statement: Callable[[], int | None] = lambda: None) -> set[str] | None:
         """libcst's qualified names of a node spelled ``full_name`` (``bare``: a Name node, else an
-        Attribute; ``in_a_body``: the node is known to be in a function's or class's body), or None
-        where they may differ (see the module's docstring). The caller leaves out import statements."""
+        Attribute; ``in_a_body()``: the node is known to be in a function's or class's body;
+        ``statement()``: the index in ``ast``'s module body of the statement the node is in, None
+        where unknown; both asked only for a bare name imported late), or None where they may
+        differ (see the module's docstring). The caller leaves out import statements."""
         if full_name is None or self.star:
             return None
         head = full_name.split(".", 1)[0]
@@ -82,8 +88,12 @@ class ImportTable:
             return None
         if head not in self.bound:  # bound nowhere in the file: a builtin, or nothing libcst knows
             return next(({f"builtins.{p}"} for p in _prefixes(full_name) if hasattr(builtins, p)), set())
-        if bare and (head in self.dotted_heads or (head in self.late and not in_a_body)):
+        if bare and head in self.dotted_heads:
             return None
+        if bare and head in self.late and not in_a_body():
+            index = statement()
+            if index is None or index <= self.last_import[head]:
+                return None
         # libcst looks the longest bound prefix up (`a.b` before `a`); the head is bound, so one is
         statements = next(self.bound[p] for p in _prefixes(full_name) if p in self.bound)
         return set().union(*(statement.qualnames(full_name) for statement in statements))
@@ -153,15 +163,17 @@ def import_table(tree: ast.Module) -> ImportTable:  # noqa: C901 - one walk, one
 
     visit(tree, True)
     late: set[str] = set()  # bound by an import after the first statement that is neither an import nor a docstring
+    last: dict[str, int] = {}
     header = True
     for i, statement in enumerate(tree.body):
         is_docstring = i == 0 and isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
         if not isinstance(statement, (ast.Import, ast.ImportFrom)) and not is_docstring:
             header = False
-        if header:
-            continue
-        for node in ast.walk(statement):
+        for node in [statement] if header else ast.walk(statement):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
-                late.update((a.asname or a.name).split(".", 1)[0] for a in node.names)
+                heads = [(a.asname or a.name).split(".", 1)[0] for a in node.names]
+                last.update(dict.fromkeys(heads, i))
+                if not header:
+                    late.update(heads)
     return ImportTable({k: tuple(v) for k, v in bound.items()}, frozenset(otherwise), frozenset(dotted),
-                       frozenset(late), star)
+                       frozenset(late), star, last)

@@ -16,9 +16,14 @@ when a rule asks about a node the visit has not reached.
 
 from __future__ import annotations
 
-from libcst import CSTNode, Module, visit_batched
+import contextlib
+
+from libcst import CSTNode, Module
+from libcst._nodes.internal import CodegenState
 from libcst._position import CodePosition, CodeRange
 from libcst.metadata.position_provider import NEWLINE_RE, PositionProvidingCodegenState
+
+from ts2export.rule.walk import walk_batched
 
 
 class _Computed:
@@ -85,6 +90,80 @@ def positions(module: Module) -> Positions:
     return sink._computed
 
 
+_NO_POSITION = contextlib.nullcontext()
+
+
+class _Plain(CodegenState):
+    """libcst's plain code generator, noting where each top-level statement's tokens begin."""
+
+    def __init__(self, module: Module, tops: dict[int, int]) -> None:
+        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
+        self.tops = tops
+        self.starts: list[int] = [0] * len(tops)
+
+    def before_codegen(self, node: CSTNode) -> None:
+        i = self.tops.get(id(node))
+        if i is not None:
+            self.starts[i] = len(self.tokens)
+
+    def record_syntactic_position(self, node, *, start_node=None, end_node=None):  # type: ignore[override]
+        return _NO_POSITION
+
+
+class StatementPositions:
+    """Node -> ``CodeRange`` for the nodes of ``module``, the same ranges :func:`positions` gives,
+    each top-level statement's computed when a node in it is first asked for. A file with findings
+    has them in a few of its statements: the rest are only rendered (a plain rendering costs about
+    a third of one that notes positions), which gives each statement's first line and the module's
+    code (``.code``). ``parents``: every node of the module -> its parent (the engine's visit
+    records it), which finds a node's statement; a node outside the statements (the module, its
+    header) computes the whole map."""
+
+    def __init__(self, module: Module, parents: dict) -> None:
+        self.module, self.parents = module, parents
+        self._tops = {id(stmt): i for i, stmt in enumerate(module.body)}
+        state = _Plain(module, self._tops)
+        module._codegen(state)
+        tokens = state.tokens
+        self.code = "".join(tokens)
+        self._lines: list[int] = []  # each statement's first line
+        line, done = 1, 0
+        for start in state.starts:
+            line += len(NEWLINE_RE.findall("".join(tokens[done:start])))
+            done = start
+            self._lines.append(line)
+        self._ranges: dict[CSTNode, CodeRange] = {}
+        self._rendered: set[int] = set()
+        self._full: Positions | None = None
+
+    def __contains__(self, node: object) -> bool:
+        return node in self.parents
+
+    def get(self, node: CSTNode, default=None):
+        return self[node] if node in self.parents else default
+
+    def __getitem__(self, node: CSTNode) -> CodeRange:
+        found = self._ranges.get(node)
+        if found is not None:
+            return found
+        top, parent = node, self.parents[node]  # KeyError for a node not in the module, as a dict
+        while parent is not None and parent is not self.module:
+            top, parent = parent, self.parents[parent]
+        i = self._tops.get(id(top)) if parent is self.module else None
+        if i is None or i in self._rendered:
+            if self._full is None:
+                self._full = positions(self.module)
+            return self._full[node]
+        sink = _Computed()
+        sink._computed = self._ranges
+        state = _State(default_indent=self.module.default_indent, default_newline=self.module.default_newline,
+                       provider=sink)
+        state.line, state.column = self._lines[i], 0
+        top._codegen(state)
+        self._rendered.add(i)
+        return self._ranges[node]
+
+
 def parent_recorder(parents: dict):
     """The hooks of a batched visit (``before_visit``, ``after_leave``) that fill ``parents``
     (node -> parent, the module -> None) as it enters each node."""
@@ -104,5 +183,5 @@ def parent_recorder(parents: dict):
 def all_parents(module: Module, parents: dict) -> dict:
     """``parents`` with every node of ``module`` in it (a walk of the tree, nothing else)."""
     enter, leave = parent_recorder(parents)
-    visit_batched(module, [], before_visit=enter, after_leave=leave)
+    walk_batched(module, [], before_visit=enter, after_leave=leave)
     return parents
