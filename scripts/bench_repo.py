@@ -246,14 +246,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="torch/nn only")
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--findings", default=None, help="comma-separated N for the generated file (default: "
+    parser.add_argument("--findings", default=None, help="comma-separated N for the generated file (\"\" or 0: none; default: "
                         "2000,8000; quick: 1000,4000; the issue's figure is 150000, see docs/speed.md)")
     parser.add_argument("--no-diff", action="store_true", help="skip `diff` over the tree")
     parser.add_argument("--runs", default=",".join(RUNS), help=f"comma-separated runs over the tree (default: all of {', '.join(RUNS)})")
     parser.add_argument("--no-tree", action="store_true", help="only the generated files")
     parser.add_argument("--no-profile", action="store_true", help="skip the profile of one run over the tree")
     args = parser.parse_args()
-    sizes = [int(s) for s in (args.findings or ("1000,4000" if args.quick else "2000,8000")).split(",") if s]
+    chosen = ("1000,4000" if args.quick else "2000,8000") if args.findings is None else args.findings
+    sizes = [int(s) for s in chosen.split(",") if s and int(s) > 0]  # "" or "0": none
     src = torch_source() / "nn" if args.quick else torch_source()
     with tempfile.TemporaryDirectory(prefix="ts2export-bench-") as tmp:
         root = Path(tmp)
