@@ -111,6 +111,20 @@ print(n)
 """
 
 
+def compile_bytecode() -> str:
+    """Compile the tool's modules to bytecode, as ``pip install`` does: an editable install under
+    ``PYTHONDONTWRITEBYTECODE=1`` (this project's machines) would otherwise compile every module
+    from source in every process of every run, which no installed copy does."""
+    import compileall
+
+    folders = []
+    for name in ("ts2export", "ts2export.rules"):  # the rules are a folder of their own (see pyproject.toml)
+        spec = importlib.util.find_spec(name)
+        folders += [f for f in (spec.submodule_search_locations or []) if f not in folders] if spec else []
+    ok = all(compileall.compile_dir(folder, quiet=1) for folder in folders)
+    return f"bytecode of {len(folders)} package folders compiled up front, as an install does{'' if ok else ' (some failed)'}"
+
+
 def count_candidates(root: Path) -> int:
     out = subprocess.run([sys.executable, "-c", PARSE_CANDIDATES.replace("cst.parse_module(data)", "pass"), str(root)],
                          capture_output=True, text=True, check=True)
@@ -252,7 +266,9 @@ def main() -> None:
     parser.add_argument("--runs", default=",".join(RUNS), help=f"comma-separated runs over the tree (default: all of {', '.join(RUNS)})")
     parser.add_argument("--no-tree", action="store_true", help="only the generated files")
     parser.add_argument("--no-profile", action="store_true", help="skip the profile of one run over the tree")
+    parser.add_argument("--no-compile", action="store_true", help="leave the tool's bytecode as it is (see compile_bytecode)")
     args = parser.parse_args()
+    print("bytecode: left as it is" if args.no_compile else f"bytecode: {compile_bytecode()}")
     chosen = ("1000,4000" if args.quick else "2000,8000") if args.findings is None else args.findings
     sizes = [int(s) for s in chosen.split(",") if s and int(s) > 0]  # "" or "0": none
     src = torch_source() / "nn" if args.quick else torch_source()
