@@ -180,6 +180,42 @@ def test_an_interrupted_run_does_only_what_is_left(small_store, small_reference,
     assert_same_report(json.loads((out / "report.json").read_text()), small_reference[1])
 
 
+def test_an_interrupted_runs_report_counts_what_its_state_file_holds(small_store, small_reference, tmp_path, monkeypatch):
+    """The race the interrupted run above meets only sometimes, made certain: one artifact's record
+    reached the run's memory, a second one's line reached the state file just as the Ctrl-C came
+    (a worker wrote it, the run never took it). The report counts both as done, as the state does,
+    and the next run migrates only the rest."""
+    from ts2export.artifact import storerun
+    from ts2export.artifact.state import RunState
+    from ts2export.artifact.store import discover, resolve_inputs
+
+    root, _ = small_store
+    out = tmp_path / "out"
+    want = {a["path"]: a for a in small_reference[1]["artifacts"]}
+
+    def record(task: dict) -> dict:  # what the whole run recorded for this task's artifact
+        return dict(want[str(Path(task["path"]).relative_to(root))])
+
+    class Interrupted:
+        def run(self, todo, on_done):
+            (first, task1), (second, task2) = todo[0], todo[1]
+            on_done(first, {k: v for k, v in record(task1).items() if k not in ("path", "sha256", "inputs", "output")})
+            RunState(out).add(second, record(task2))  # on disk, not in the run's memory
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(storerun, "_executor", lambda settings, out, device: Interrupted())
+    store = discover(str(root / "manifest.txt"), exclude=out)
+    resolve_inputs(store, None, (), None)
+    options = {"method": [], "backend": "export", "device": "auto", "to_device": None, "samples": 1, "seed": 0,
+               "reference": None, "rtol": None, "atol": None, "lower": False, "package": False}
+    result = storerun.migrate_store(store, out, options, storerun.RunSettings(), lambda line: None)
+    assert result.interrupted
+    report = json.loads((out / "report.json").read_text())
+    assert state_lines(out) == 2
+    assert report["pending"] == SMALL_DONE - 2  # the report agrees with the state file
+    assert sum(1 for a in report["artifacts"] if a["status"] in ("migrated", "failed")) == 2
+
+
 @pytest.mark.slow
 def test_four_shards_merged_equal_the_whole_run(small_store, small_reference, tmp_path):
     root, _ = small_store
