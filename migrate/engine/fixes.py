@@ -80,8 +80,12 @@ def _all_imports(module: cst.Module) -> list[cst.Import | cst.ImportFrom]:
 def _still_referenced(before: dict, code: str) -> bool:
     """True when each import binding that had references before the fixes surely has one in
     ``code`` (so no import became unused and scope analysis of the new module can be spared): a
-    plain name bound once in the whole module, by a module-level import, and read somewhere.
-    False whenever that is not certain (dotted imports, names bound twice, local imports)."""
+    plain name bound once in the whole module, by a module-level import, and read somewhere (the
+    import table of the rule API, :mod:`ts2export.rule.imported`, knows which names only one such
+    import binds). False whenever that is not certain (dotted imports, names bound twice, local
+    imports, a ``*`` import)."""
+    from ts2export.rule.imported import import_table
+
     names = {name for (_, name), n in before.items() if n > 0}
     if not names:
         return True
@@ -91,50 +95,13 @@ def _still_referenced(before: dict, code: str) -> bool:
         tree = ast.parse(code)
     except (SyntaxError, ValueError):
         return False
-    top: set = set()
-    statements = list(tree.body)
-    while statements:  # the module's own statements, through `if` and `try` blocks
-        stmt = statements.pop()
-        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            top.update(a.asname or a.name.split(".")[0] for a in stmt.names)
-        elif isinstance(stmt, ast.If):
-            statements += [*stmt.body, *stmt.orelse]
-        elif isinstance(stmt, ast.Try):
-            statements += [*stmt.body, *stmt.orelse, *stmt.finalbody, *(s for h in stmt.handlers for s in h.body)]
-    if not names <= top:
+    table = import_table(tree)
+    if table.star or table.dotted_heads:  # `import a.b` binds `a` and `a.b`: libcst counts them apart
         return False
-    bound: dict = {}
-    read: set = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            if isinstance(node.ctx, ast.Load):
-                read.add(node.id)
-            else:
-                bound[node.id] = bound.get(node.id, 0) + 1
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            for a in node.names:
-                if isinstance(node, ast.Import) and a.asname is None and "." in a.name:
-                    return False  # `import a.b` binds `a` and `a.b`: libcst counts them apart
-                name = a.asname or a.name.split(".")[0]
-                bound[name] = bound.get(name, 0) + 1
-        else:
-            for name in _bound_by(node):
-                bound[name] = bound.get(name, 0) + 1
-    return all(name in read and bound.get(name) == 1 for name in names)
-
-
-def _bound_by(node: ast.AST) -> tuple:
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return (node.name,)
-    if isinstance(node, ast.arg):
-        return (node.arg,)
-    if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
-        return (node.name,) if node.name else ()
-    if isinstance(node, ast.MatchMapping):
-        return (node.rest,) if node.rest else ()
-    if isinstance(node, (ast.Global, ast.Nonlocal)):
-        return tuple(node.names)
-    return ()
+    if any(len(table.bound.get(name, ())) != 1 or name in table.otherwise for name in names):
+        return False
+    read = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+    return names <= read
 
 
 def _nothing_to_add(context, module: cst.Module) -> bool:
