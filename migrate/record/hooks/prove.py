@@ -18,6 +18,7 @@ import re
 import sys
 import time
 import traceback
+import weakref
 
 from . import shard, variants
 
@@ -26,6 +27,7 @@ MAX_COMPARED = 8  # recorded samples compared per method
 SECONDS = 120.0  # time bound of one site's proof (TS2EXPORT_PROVE_SECONDS)
 
 _kept: list = []  # (site, eager object, TorchScript object, methods named at the call)
+_eager_of: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # scripted module -> the eager module it was made from
 _own_dir = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -35,8 +37,16 @@ def enabled() -> bool:
 
 def keep(site, eager, compiled, methods=()) -> None:
     """Keep what the call at `site` was handed and what it made, to prove at exit (the first
-    object per site; at most MAX_SITES sites)."""
-    if not enabled() or any(k[0] is site for k in _kept):
+    object per site; at most MAX_SITES sites). Every module scripted is also remembered with the
+    eager module it was made from (see _as_apply_writes)."""
+    if not enabled():
+        return
+    try:
+        if site.kind == "script" and hasattr(eager, "_modules"):
+            _eager_of[compiled] = eager
+    except TypeError:  # not weakly referable
+        pass
+    if any(k[0] is site for k in _kept):
         return
     if len(_kept) >= MAX_SITES:
         site.proof = {"verdict": "skipped", "error": f"more than {MAX_SITES} call sites in one process: not proven"}
@@ -162,7 +172,9 @@ def _prove_method(torch, eager, compiled, name, entry, function) -> dict:
             except Exception:  # noqa: BLE001, S112 - a sample that cannot be read is left out
                 continue
             inputs.append((tuple(a), dict(k)))
+        eager, rewrites = _as_apply_writes(torch, eager, function)
         target = _as_module(torch, eager, name, function)
+        bind = _binder(eager if function else getattr(eager, name), args, kwargs)
         step = "run"
         expected = [_call(torch, lambda a, k: _method(compiled, name)(*a, **k), a, k) for a, k in inputs]
         _register_outputs(torch, expected)
@@ -181,6 +193,7 @@ def _prove_method(torch, eager, compiled, name, entry, function) -> dict:
                 else:
                     raise
                 ex = variants.example_of(stats, ranges)
+        rewrites += _register_named_tuples(torch, _spec_classes(ep.call_spec.out_spec))
         step = "compare"
         non_leaf: list[str] = []
         try:
@@ -193,7 +206,7 @@ def _prove_method(torch, eager, compiled, name, entry, function) -> dict:
             non_leaf = _make_leaves(torch, ep)
             module = ep.module()
         for i, (a, k) in enumerate(inputs):
-            got = _call(torch, lambda a, k: module(*a, **k), a, k)
+            got = _call(torch, lambda a, k: module(*a, **k), *bind(a, k))
             why = _differs(torch, expected[i], got)
             if why:
                 which = "the example inputs" if i == 0 else f"recorded sample {i}"
@@ -207,7 +220,7 @@ def _prove_method(torch, eager, compiled, name, entry, function) -> dict:
         step = "load"
         loaded = torch.export.load(buf).module()
         a, k = inputs[-1]
-        why = _differs(torch, expected[-1], _call(torch, lambda a, k: loaded(*a, **k), a, k))
+        why = _differs(torch, expected[-1], _call(torch, lambda a, k: loaded(*a, **k), *bind(a, k)))
         if why:
             return {"verdict": "failed", "step": "load", "error": f"outputs differ after torch.export.save and load: {why}", "frame": None}
     except _Timeout:
@@ -219,6 +232,8 @@ def _prove_method(torch, eager, compiled, name, entry, function) -> dict:
             return {"verdict": "skipped", "step": step, "error": "the TorchScript object failed on the recorded inputs: " + _first_line(exc)}
         return {"verdict": "failed", "step": step, "error": _first_line(exc), "frame": _user_frame(exc, torch)}
     out = {"verdict": "proven", "samples": len(inputs) - 1, "dynamic": [d.name for d in ex.dims]}
+    if rewrites:
+        out["as_apply_writes"] = rewrites
     if non_leaf:
         out["non_leaf"] = non_leaf
     if ranges:
@@ -264,6 +279,7 @@ def _as_module(torch, eager, name, function):
             def forward(self, *args, **kwargs):
                 return eager(*args, **kwargs)
 
+        _signed(FunctionAsModule, eager)
         return FunctionAsModule()
     if name == "forward":
         return eager
@@ -276,7 +292,123 @@ def _as_module(torch, eager, name, function):
         def forward(self, *args, **kwargs):
             return getattr(self.module, name)(*args, **kwargs)
 
+    _signed(MethodAsModule, getattr(eager, name))
     return MethodAsModule()
+
+
+def _signed(wrapper, fn) -> None:
+    """Give the wrapper's `forward` the signature of what it calls: torch.export matches the
+    inputs and `dynamic_shapes` with the parameters of `forward` (with `*args` it took two inputs
+    for one), as it does for the migrated code, which exports the function or method itself."""
+    import inspect
+
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return
+    this = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    wrapper.forward.__signature__ = signature.replace(parameters=[this, *signature.parameters.values()])
+
+
+def _as_apply_writes(torch, eager, function):
+    """The eager object as the code `apply` writes builds it, where that differs at run time
+    without rewriting the source: each child module that was scripted from an eager module (in a
+    constructor, `self.norm = torch.jit.script(Norm())`) is that eager module, which `apply` writes
+    instead (it shares the scripted module's parameters). A shallow copy: the program's objects are
+    left as they are. Returns (object, what was done, for the verdict)."""
+    if function or not _eager_of:
+        return eager, []
+    done: list[str] = []
+
+    def swap(module, prefix: str):
+        copy_of = None
+        for name, child in list(module._modules.items()):
+            if child is None:
+                continue
+            original = _eager_of.get(child) if isinstance(child, torch.jit.ScriptModule) else None
+            new = original if original is not None else swap(child, f"{prefix}{name}.")
+            if original is not None:
+                done.append(f"scripted child `{prefix}{name}` run eager")
+            if new is not child:
+                if copy_of is None:
+                    import copy
+
+                    copy_of = copy.copy(module)
+                    copy_of._modules = dict(module._modules)
+                copy_of._modules[name] = new
+        return copy_of if copy_of is not None else module
+
+    return swap(eager, ""), done
+
+
+def _register_named_tuples(torch, classes) -> list[str]:
+    """Register the named tuples of the user's code that the exported program returns, for
+    torch.export's serialization, as `apply` writes after each such class (TSX309), where the
+    program has not: `torch.export.save` refuses a named tuple it cannot name. (The TorchScript
+    object returns TorchScript's own named tuple class, so its outputs do not show them.)"""
+    from torch.utils import _pytree
+
+    found: list[str] = []
+    for cls in classes:
+        if cls in _pytree.SUPPORTED_SERIALIZED_TYPES or not _user_class(torch, cls):
+            continue
+        name = f"{cls.__module__}.{cls.__qualname__}"
+        try:
+            _pytree._register_namedtuple(cls, serialized_type_name=name)
+        except Exception:  # noqa: BLE001, S112 - registered meanwhile, or refused: save will say
+            continue
+        found.append(f"named tuple `{name}` registered")
+    return found
+
+
+def _spec_classes(spec) -> list:
+    """The named tuple classes in a pytree spec (an exported program's outputs)."""
+    out = []
+    context = getattr(spec, "context", None)
+    if isinstance(context, type) and issubclass(context, tuple) and hasattr(context, "_fields"):
+        out.append(context)
+    children = spec.children() if hasattr(spec, "children") else getattr(spec, "children_specs", [])
+    for child in children:
+        out += [c for c in _spec_classes(child) if c not in out]
+    return out
+
+
+def _user_class(torch, cls) -> bool:
+    """A class defined in the user's code (which `apply` rewrites), not in torch or a library."""
+    import inspect
+
+    try:
+        path = os.path.abspath(inspect.getsourcefile(cls) or "")
+    except (TypeError, OSError):
+        return False
+    torch_dir = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+    return bool(path) and not path.startswith((torch_dir, os.path.dirname(os.__file__) + os.sep)) \
+        and "site-packages" not in path
+
+
+def _binder(fn, example_args, example_kwargs):
+    """How to call the exported program with a recorded sample: the example may hold as positional
+    what a sample passed by keyword (`m(x, mask=y)` and `m(x, y)` are one structure to the
+    recording), and an exported program takes its inputs the way it was exported."""
+    import inspect
+
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return lambda a, k: (a, k)
+    positional = len(example_args)
+
+    def bind(a, k):
+        if not k or example_kwargs:
+            return a, k
+        try:
+            bound = signature.bind(*a, **k)
+        except TypeError:
+            return a, k
+        args = tuple(bound.args)
+        return (args, dict(bound.kwargs)) if len(args) <= positional else (a, k)
+
+    return bind
 
 
 def _method(compiled, name):
