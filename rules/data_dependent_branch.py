@@ -92,6 +92,8 @@ class DataDependentBranch(Rule):
     applicability = Applicability.UNSAFE
     blocks_export = True
     trace_takes_one_path = True  # a trace kept the branch its example took; torch.cond keeps both
+    # export's guard on the condition's value, which torch.cond does not need
+    proof_failures = ("GuardOnDataDependentSymNode", "data-dependent expression")
     triggers = ("Module",)
     # Only the methods `forward` runs (and those TorchScript compiles as entry points, named with
     # `torch.jit.export` or `script_method`) are looked at.

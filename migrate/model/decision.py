@@ -78,6 +78,24 @@ class Solver:
     migrate_unfollowable: bool = False  # an entry point whose target cannot be followed may migrate
     findings: list[ScanFinding] = field(default_factory=list, init=False)
 
+    def _rewritten_where_it_failed(self, proof: dict, fixable: Callable[[ScanFinding], bool]) -> bool:
+        """The proof (which exported the code as it was) failed at a line a fix of this run
+        rewrites, with what that fix's rule says export raises on the construct as it is (a
+        data-dependent `if` that becomes torch.cond): it says nothing of the code apply writes."""
+        frame, error = proof.get("frame"), proof.get("error") or ""
+        if not frame:
+            return False
+        file, line = str(frame[0]).replace("\\", "/"), frame[1]
+        for fi in self.findings:
+            if not (fixable(fi) and fi.proof_failures and any(p in error for p in fi.proof_failures)):
+                continue
+            path = fi.path.replace("\\", "/")
+            if not (path == file or path.endswith("/" + file)):
+                continue
+            if any(start[0] <= line <= end[0] for start, end, _ in fi.fix_spans):
+                return True
+        return False
+
     def proof(self, s: Site) -> dict | None:
         if self.proof_of is None or s.kind not in (ENTRY_SCRIPT, ENTRY_TRACE):
             return None
@@ -161,7 +179,7 @@ class Solver:
                 for s in sorted(members, key=lambda s: order.get(s.kind, 3)):
                     uses = self.script_uses.of(s)
                     proof = self.proof(s)
-                    if proof and proof.get("verdict") == "failed" and goes(s):
+                    if proof and proof.get("verdict") == "failed" and goes(s) and not self._rewritten_where_it_failed(proof, fixable):
                         blockers.append((s, proof_failure(proof)))
                     elif proof and proof.get("non_leaf") and goes(s) and not leaves_fixed:
                         blockers.append((s, non_leaf_failure(proof)))
@@ -211,8 +229,13 @@ class Solver:
                     continue
                 if not any(fixable(fi) and writes_export(fi) for fi in s.findings):
                     continue  # its fix runs the module eager (or drops the call): nothing is exported
-                if (self.proof(s) or {}).get("verdict") == "proven":
-                    continue  # the recording exported it and compared: evidence beats the static guess
+                proof = self.proof(s) or {}
+                if proof.get("verdict") == "proven" and not proof.get("as_apply_writes"):
+                    # the recording exported it and compared: evidence beats the static guess (a
+                    # proof that did at run time what apply writes, a scripted child run eager, a
+                    # named tuple registered, holds only where those fixes are written: the static
+                    # checks below still run)
+                    continue
                 defs, unknown = reach[id(s)]
                 if s.kind == ENTRY_TRACE:
                     fi = next((fi for fi in self.findings if fi.trace_takes_one_path

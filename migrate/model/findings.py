@@ -25,6 +25,7 @@ class ScanFinding:
     blocks_export: bool = False
     trace_takes_one_path: bool = False  # a trace recorded one path through it; its fix keeps every path
     makes_parameters_leaves: bool = False  # its fix makes parameters written in place leaves again
+    proof_failures: tuple[str, ...] = ()  # what export raises on the construct as it is, which its fix takes away
     fix_spans: tuple[tuple[Pos, Pos, str], ...] = ()  # (start, end, code written) of each edit
     defs: tuple[str, ...] = ()  # qualnames of the enclosing definitions, innermost first
     alternative_spans: tuple[tuple[Pos, Pos, str], ...] | None = None  # the second fix its rule offers, if any

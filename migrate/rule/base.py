@@ -180,6 +180,11 @@ class _RuleMeta:
     #: made them non-leaf, which ``ExportedProgram.module()`` refuses): a recording's proof that
     #: exported such a module proves the migration only where a fix of this kind is written.
     makes_parameters_leaves: ClassVar[bool] = False
+    #: What ``torch.export`` raises on the construct as it is (substrings of the error), which its
+    #: fix takes away: a recording's proof exports the code as it was, so a proof that failed with
+    #: one of these at a line the fix rewrites says nothing of the migrated code, and does not hold
+    #: its entry point back (the static decision stands).
+    proof_failures: ClassVar[tuple[str, ...]] = ()
     #: The rule reports the sites the program model groups into migration units (entry points,
     #: saves, loads, passes over a module). A fix of one that other fixes of the same run made
     #: possible waits for the next run, which decides its unit with it.
