@@ -1,0 +1,22 @@
+"""Traces the block, saves the trace, and runs the saved file on a few batches."""
+import sys
+
+import torch
+
+from blocks import Block
+from torch.export import Dim
+
+
+def main(out):
+    torch.manual_seed(0)
+    block = Block().eval()
+    example = torch.randn(4, 8)
+    traced = torch.export.export(block, (example,), dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO},))
+    torch.export.save(traced, "block.pt")
+    loaded = torch.export.load("block.pt").module()
+    with torch.no_grad():
+        torch.save([loaded(torch.randn(4, 8)) for _ in range(3)], out)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
