@@ -264,13 +264,14 @@ def _is_test_file(path: str) -> bool:
     return "tests" in parts[:-1] or "test" in parts[:-1] or name.startswith("test_") or name.endswith("_test.py")
 
 
-def recorded(recording, site: Site) -> dict | None:
-    """The inputs a recording saw the module of an entry point called with (``ts2export record``),
-    as evidence for the rules: the example code, dynamic shapes with named dims (ranges seen),
-    static where nothing varied, and per input and dim the sizes (smallest and largest) seen."""
+def recorded(recording, site: Site, method: str = "forward") -> dict | None:
+    """The inputs a recording saw ``method`` of the module of an entry point called with
+    (``ts2export record``; on the object or on its artifact loaded back), as evidence for the
+    rules: the example code, dynamic shapes with named dims (ranges seen), static where nothing
+    varied, and per input and dim the sizes (smallest and largest) seen."""
     if recording is None:
         return None
-    rec = recording.inputs_with_artifacts(site.file.path, site.start[0])
+    rec = recording.inputs_with_artifacts(site.file.path, site.start[0], method=method)
     if rec is None or rec.args_code is None:
         return None
     varying = {(p, d): dim for dim in rec.dims for p, d in dim.members}

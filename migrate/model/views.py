@@ -58,7 +58,7 @@ def views(files: Files, names: Names, classes: Classes, sites: Sites, kinds: Kin
                 if called:
                     key = object_key(site.scope, f.segment(site.node))
                     methods[key] = tuple(sorted(called))
-                    seen = {m: feeding.evidence(site, m) for m in sorted(called)}
+                    seen = {m: recorded(recording, site, m) or feeding.evidence(site, m) for m in sorted(called)}
                     method_inputs[key] = {m: ev for m, ev in seen.items() if ev is not None}
                 arg = first_arg(site.node, "obj", "func", "mod")
                 if arg is not None:

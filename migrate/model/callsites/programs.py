@@ -49,15 +49,19 @@ def plan_trace_module(rule: Asker, node: cst.Call) -> tuple[str | None, list[Edi
 def plan_programs(rule: Asker, node: cst.Call, model: cst.BaseExpression, pairs: list[tuple[str, cst.BaseExpression]],
                   quote: str = '"') -> tuple[str | None, list[Edit], list[Import]]:
     """One exported program per (method, example inputs), in a dict bound where ``node`` was bound."""
-    if len(pairs) > 1 and not isinstance(model, (cst.Name, cst.Attribute)):
-        # each program exports the module again: an expression would build a new one each time
-        return f"bind `{shown(model)}` to a name first (each method's program exports the same module)", [], []
     dim, imports = dim_name(rule, node)
     assign = rule.parent(node)
     line = rule.parent(assign) if assign is not None else None
     if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)
             and isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1):
         return "bind the result to a name in a statement of its own", [], []
+    bind_module: cst.BaseStatement | None = None
+    if len(pairs) > 1 and not isinstance(model, (cst.Name, cst.Attribute)):
+        # each program exports the same module: an expression (`Encoder().eval()`) is evaluated
+        # once, where the call evaluated it, into a name of its own
+        name = _free_name(rule, f"{assign.targets[0].target.value}_module")
+        bind_module = cst.parse_statement(f"{name} = {code(model)}\n")
+        model = cst.Name(name)
     b = binding(rule, node)
     if b.problem:
         return b.problem, [], []
@@ -121,6 +125,19 @@ def plan_programs(rule: Asker, node: cst.Call, model: cst.BaseExpression, pairs:
                     "exported programs"), [], []
     helper = cst.parse_statement(HELPER).with_changes(leading_lines=line.leading_lines)
     new_line = line.with_changes(body=[assign.with_changes(value=cst.parse_expression("{" + ", ".join(entries) + "}"))],
-                                 leading_lines=[cst.EmptyLine(indent=False)])
-    edits.insert(0, Edit(line, cst.FlattenSentinel([helper, new_line])))
+                                 leading_lines=[] if bind_module is not None else [cst.EmptyLine(indent=False)])
+    if bind_module is not None:
+        bind_module = bind_module.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+    edits.insert(0, Edit(line, cst.FlattenSentinel([helper, *([bind_module] if bind_module is not None else []), new_line])))
     return None, edits, [Import("torch"), *imports]
+
+
+def _free_name(rule: Asker, wanted: str) -> str:
+    """``wanted``, or ``wanted`` with a number, a name the file does not use yet."""
+    import re
+
+    source = rule.context.source
+    name, n = wanted, 2
+    while re.search(rf"\b{re.escape(name)}\b", source):
+        name, n = f"{wanted}{n}", n + 1
+    return name
