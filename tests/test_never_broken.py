@@ -104,7 +104,10 @@ def test_variants_never_break(name, kind, tmp_path):
 #: and returned, parameters written in place by a fusing helper, a dynamically quantized
 #: recurrent model, a trace whose inputs are items of a batch dict; and a sampler over a frozen trace.
 GATED = ["never_broken/frozen_trace_saved", "never_broken/fused_detector", "never_broken/quantized_classifier",
-         "never_broken/dict_batch_trace", "never_broken/frozen_sampler"]
+         "never_broken/dict_batch_trace", "never_broken/frozen_sampler",
+         # issue 27's proofs that failed where apply rewrites, and issue 28's framework shapes
+         "recorded/proof_data_branch", "recorded/proof_named_outputs", "recorded/proof_scripted_child",
+         "recorded/proof_trace_kwargs", "recorded/encoder_methods", "never_broken/checkpoint_rotation"]
 
 
 @pytest.mark.slow
