@@ -181,6 +181,42 @@ def test_what_a_scripted_object_is():
     assert objects["typed|model"] == "module"  # nothing calls it: its annotation says
 
 
+def test_an_annotation_stands_for_what_a_call_passes_that_cannot_be_followed():
+    """A framework's recursive `compile_module(module: nn.Module)` called with a model and with
+    each child of `named_children()` (not followed): the annotation says what the child is, as it
+    does for a parameter nothing calls (the advice the finding gives); a followed value still
+    counts, so a function passed to a module parameter leaves the kind unknown (issue 28, class 7)."""
+    program = _program({
+        "fw.py": """
+            import torch
+            from torch import nn
+
+            def compile_module(module: nn.Module) -> nn.Module:
+                for name, child in list(module.named_children()):
+                    setattr(module, name, compile_module(child))
+                return torch.jit.script(module)
+
+            def compile_any(module: nn.Module):
+                for child in module.children():
+                    compile_any(child)
+                return torch.jit.script(module)
+            """,
+        "main.py": """
+            from torch import nn
+            from fw import compile_any, compile_module
+
+            def gelu(x):
+                return x
+
+            net = compile_module(nn.Sequential(nn.Linear(2, 2)))
+            other = compile_any(gelu)
+            """,
+    })
+    objects = program.views()["fw.py"].objects
+    assert objects["compile_module|module"] == "module"
+    assert objects["compile_any|module"] == "unknown"  # a function is passed at one call
+
+
 def test_a_name_rebound_to_what_a_function_returns_of_it_keeps_its_kind():
     """`model = fuse(model)` where `fuse` returns its argument: the call's returns lead back to the
     value being followed, which adds nothing; the kind is the other value's (issue 32, class 2)."""

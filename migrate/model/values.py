@@ -4,7 +4,8 @@ Names are followed to every value they are bound to (flow-insensitively: every b
 scope), parameters to the arguments of their call sites (and their default), ``self.attr`` to its
 assignments in the class, loop variables to the elements of the literal they iterate. The answer
 is a list of alternatives: ``(file, expr)``, ``("def", file, Def)`` for a definition of the run,
-``("annotated", file, annotation)`` for a parameter nothing calls, or :data:`UNKNOWN`.
+``("annotated", file, annotation)`` for a parameter nothing calls (or for what a call passes it
+that cannot be followed), or :data:`UNKNOWN`.
 """
 
 from __future__ import annotations
@@ -194,6 +195,12 @@ class Values:
         sites = list(self.calls.calls_of(f.path, owner))
         if is_method and d.node.name == "__init__":
             sites += self.calls.calls_of(f.path, d.parent)
+        annotation = next((a.annotation for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]
+                           if a.arg == name and a.annotation is not None), None)
+        # what the annotation says stands for a value that cannot be followed (nothing calls the
+        # function, or a call passes what the model cannot follow: `compile(child)` for each
+        # child of `module.named_children()`); a value that is followed still counts
+        unknown = [("annotated", f, annotation)] if annotation is not None else [UNKNOWN]
         if not sites:
             listed = parametrized(self.names, f, d, name)  # a test: pytest passes what its list holds
             if listed is not None:
@@ -201,9 +208,6 @@ class Values:
                 for lf, value in listed:
                     out.extend(self.values(lf, value, depth + 1, seen) if value is not None else [UNKNOWN])
                 return out if len(out) <= MAX_ENTRIES else [UNKNOWN]
-            annotation = next((a.annotation for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]
-                               if a.arg == name and a.annotation is not None), None)
-            unknown = [("annotated", f, annotation)] if annotation is not None else [UNKNOWN]
             return self.values(f, defaults[name], depth + 1, seen) + unknown if name in defaults else unknown
         out: list = []
         for cf, call in sites:
@@ -225,4 +229,4 @@ class Values:
                 out.append(UNKNOWN)
             if len(out) > ap.MAX_ALTERNATIVES:
                 return [UNKNOWN]
-        return out
+        return [unknown[0] if alt is UNKNOWN else alt for alt in out]
