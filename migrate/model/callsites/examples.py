@@ -117,6 +117,39 @@ def is_tensor_expr(rule: Asker, expr: cst.BaseExpression, depth: int = 0) -> boo
     return None
 
 
+def _parameter_passed(rule: Asker, name: cst.Name) -> bool | None:
+    """True unless ``name`` is a parameter of a function of the module that a call in this file
+    passes a tuple, or a value that cannot be told (a call's result: `_trace_with(m,
+    m._make_tracing_inputs())`), where ``name`` is used as the example: None then."""
+    fn = enclosing(rule, name, (cst.FunctionDef,))
+    if fn is None or not isinstance(rule.parent(fn), cst.Module):
+        return True
+    params = [p.name.value for p in fn.params.params]
+    if name.value not in params:
+        return True
+    index = params.index(name.value)
+    module = module_of(rule, fn)
+    found: list[cst.BaseExpression] = []
+
+    class _Calls(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Name) and node.func.value == fn.name.value:
+                keyword = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == name.value), None)
+                positional = [a.value for a in node.args if a.keyword is None and not a.star]
+                if keyword is not None:
+                    found.append(keyword)
+                elif index < len(positional):
+                    found.append(positional[index])
+
+    if module is not None:
+        module.visit(_Calls())
+    for value in found:
+        kind = is_tensor_expr(rule, value)
+        if kind is False or (kind is None and not isinstance(value, cst.Name)):
+            return None
+    return True
+
+
 def dims_spec(rule: Asker, expr: cst.BaseExpression, dim: str, ref: str | None,
               bounded: bool = False, seen: list | None = None,
               broadcast: bool = False) -> tuple[str | None, str | None, list[int]]:
@@ -290,7 +323,9 @@ def export_args(rule: Asker, example: cst.BaseExpression | None, kw: cst.BaseExp
         return None, f"cannot see the keyword inputs `{shown(kw)}`; write them as a dict literal or a name"
     tensor = is_tensor_expr(rule, example)
     if tensor is None and isinstance(example, cst.Name):
-        tensor = True  # a parameter or the result of a call: trace's common case, one tensor (export fails loudly otherwise)
+        # a parameter or the result of a call: trace's common case, one tensor; unless a call of
+        # this file passes the parameter something else, or something it cannot tell
+        tensor = _parameter_passed(rule, example)
     if tensor is None:
         return None, (f"cannot tell whether the example `{shown(example)}` is one tensor or a tuple of inputs; "
                       "bind it to a tensor factory call or write the tuple")
