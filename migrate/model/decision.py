@@ -15,6 +15,7 @@ repeated until nothing changes. The engine applies the :class:`Decision`, per fi
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
@@ -31,6 +32,7 @@ from ts2export.model.sites import (
     WRITER, Site, Sites,
 )
 from ts2export.model.units import Units, covers
+from ts2export.model.values import UNKNOWN
 
 
 @dataclass
@@ -95,6 +97,33 @@ class Solver:
             if any(start[0] <= line <= end[0] for start, end, _ in fi.fix_spans):
                 return True
         return False
+
+    def _torchscript_inside(self, s: Site, goes: Callable[[Site], bool]) -> Site | None:
+        """A call site that stays TorchScript and makes a value the module ``s`` exports is built
+        from: `torch.jit.script(Ensemble(members))` where `members = [torch.jit.load(p) for p in
+        paths]` and that load is held (names in the exported expression, followed to their values
+        once, and the calls in those)."""
+        from ts2export.model.pyfile import first_arg
+
+        arg = first_arg(s.node, "obj", "func", "mod")
+        if arg is None:
+            return None
+        origins = self.script_uses.origins
+        exprs: list[tuple] = [(s.file, arg)]
+        for sub in ast.walk(arg):
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
+                for value in origins.values.values(s.file, sub):
+                    if value is not UNKNOWN and len(value) == 2 and isinstance(value[1], ast.AST):
+                        exprs.append(value)
+        for vf, expr in exprs:
+            for node in ast.walk(expr):
+                if not isinstance(node, ast.Call):
+                    continue
+                inner = self.sites.at(vf, node)
+                if inner is not None and inner is not s and inner.kind in (READER, ENTRY_SCRIPT, ENTRY_TRACE) \
+                        and not goes(inner):
+                    return inner
+        return None
 
     def proof(self, s: Site) -> dict | None:
         if self.proof_of is None or s.kind not in (ENTRY_SCRIPT, ENTRY_TRACE):
@@ -183,6 +212,13 @@ class Solver:
                         blockers.append((s, proof_failure(proof)))
                     elif proof and proof.get("non_leaf") and goes(s) and not leaves_fixed:
                         blockers.append((s, non_leaf_failure(proof)))
+                    elif s.kind in (ENTRY_SCRIPT, ENTRY_TRACE) and goes(s) and any(
+                            fixable(fi) and writes_export(fi) for fi in s.findings) and (
+                            inner := self._torchscript_inside(s, goes)) is not None:
+                        blockers.append((s, (
+                            f"would export a module holding what {inner.describe()} makes, which stays TorchScript: "
+                            "torch.export cannot trace a TorchScript module inside the program it exports (migrate "
+                            "that one first, then apply again)")))
                     elif uses and (goes(s) or s.kind in CALL_SITES or s.kind == ENTRY_DECORATOR):
                         # a test that checks what the value is (its type, its TorchScript code)
                         blockers.append((s, (
