@@ -129,6 +129,7 @@ def _configure(paths, select, ignore, config, fix, plan="safe", external=None, r
         plan=plan,
         external_readers=cfg.external_readers if external is None else external,
         migrate_unfollowable=cfg.migrate_unfollowable,
+        script_wrappers=tuple(cfg.script_wrappers),
         recording=_check_recording(recording),
     )
     from ts2export.engine.skipped import set_aside_large

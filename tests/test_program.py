@@ -601,3 +601,47 @@ def test_a_library_that_compiles_with_torchscript_keeps_what_it_compiles(tmp_pat
     for f in findings:
         if f["rule"] in ("TSX101", "TSX501"):
             assert "through `jit.compile(Block())` at test_model.py:7, which stays" in f["held_back"], f
+
+
+def test_a_configured_wrapper_of_torch_jit_script_is_an_entry_point(tmp_path):
+    """`script-wrappers` in [tool.ts2export] names functions of other packages that script their
+    argument (a framework's `fwlib.compile_fast(model)`, whose code is not in the run): what they
+    compile stays TorchScript, so the torch.cond rewrite of a branch in it waits, with the call
+    named; without the setting the rewrite is written and TorchScript would fail to compile it
+    (issue 28, class 7)."""
+    from ts2export.engine.config import load_config
+
+    (tmp_path / "pyproject.toml").write_text('[tool.ts2export]\nscript-wrappers = ["fwlib.compile_fast"]\n')
+    model = (tmp_path / "model.py")
+    model.write_text(textwrap.dedent("""
+        import torch
+        from torch import nn
+
+        class Gate(nn.Module):
+            def forward(self, x):
+                if x.sum() > 0:
+                    return x * 2
+                return x - 1
+        """))
+    main = tmp_path / "main.py"
+    main.write_text("from fwlib import compile_fast\nfrom model import Gate\n\nm = compile_fast(Gate())\n")
+    cfg = load_config(tmp_path)
+    assert cfg.script_wrappers == ["fwlib.compile_fast"]
+    tasks = [Task(str(p), "python") for p in (main, model)]
+
+    def branch(options):
+        results = {r.path: r for r in analyze(tasks, options, jobs=1).results}
+        return [f for f in [*results[str(model)].findings, *results[str(model)].fixed] if f.rule_id == "TSX401"]
+
+    [held] = branch(Options(fix="unsafe", script_wrappers=tuple(cfg.script_wrappers)))
+    assert held.held and "compile_fast(Gate())" in held.held and "TorchScript" in held.held
+    [fixed] = branch(Options(fix="unsafe"))
+    assert not fixed.held  # nothing tells the model that compile_fast scripts: the rewrite is written
+
+
+def test_a_script_wrapper_is_named_by_its_dotted_path(tmp_path):
+    from ts2export.engine.config import ConfigError, load_config
+
+    (tmp_path / "pyproject.toml").write_text('[tool.ts2export]\nscript-wrappers = ["compile_fast"]\n')
+    with pytest.raises(ConfigError, match="dotted path"):
+        load_config(tmp_path)

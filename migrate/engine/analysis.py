@@ -239,7 +239,8 @@ def _program(sources: dict[str, bytes], options: Options, cells: dict[str, tuple
 
         recording = load_recording(options.recording)  # the CLI has checked it loads
     return Program(sources, external_readers=options.external_readers, recording=recording,
-                   migrate_unfollowable=options.migrate_unfollowable, cells=cells)
+                   migrate_unfollowable=options.migrate_unfollowable, cells=cells,
+                   script_wrappers=options.script_wrappers)
 
 
 def _scan_findings(results: Sequence[FileResult], mode: str) -> list[ScanFinding]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,7 @@ class ConfigError(Exception):
 
 
 _KEYS = {"select", "ignore", "exclude", "per-file-ignores", "inputs", "external-readers", "migrate-unfollowable", "baseline",
-         "max-file-size", "batch-one"}
+         "max-file-size", "batch-one", "script-wrappers"}
 
 #: What an example of batch size 1 exports to, when nothing shows other sizes (see docs/callsites.md).
 BATCH_ONE = ("dynamic", "static", "hold")
@@ -37,6 +38,9 @@ class Config:
     # Rewrite readers of artifacts that no checked file writes (after converting those artifacts).
     external_readers: bool = False
     migrate_unfollowable: bool = False  # an entry point whose target cannot be followed may migrate
+    # Functions of other packages that script or trace their first argument (`mylib.jit.compile`):
+    # the program model takes their calls for entry points of TorchScript, as `torch.jit.script`.
+    script_wrappers: list[str] = field(default_factory=list)
     # An example of batch size 1 with no other size in sight: "dynamic" (doubled, the batch dim
     # dynamic), "static" (exported at batch 1 only), "hold" (left TorchScript, reported).
     batch_one: str = "dynamic"
@@ -117,6 +121,13 @@ def load_config(start: Path, explicit: Path | None = None) -> Config:
     if not isinstance(unfollowable, bool):
         raise ConfigError(f"{path}: [tool.ts2export] migrate-unfollowable must be true or false")
     cfg.migrate_unfollowable = unfollowable
+    if "script-wrappers" in table:
+        wrappers = _str_list(table["script-wrappers"], "script-wrappers", path)
+        bad = [w for w in wrappers if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+", w)]
+        if bad:
+            raise ConfigError(f"{path}: [tool.ts2export] script-wrappers must name functions by their dotted path "
+                              f"(`mylib.jit.compile`), not {bad[0]!r}")
+        cfg.script_wrappers = wrappers
     batch_one = table.get("batch-one", "dynamic")
     if batch_one not in BATCH_ONE:
         raise ConfigError(f"{path}: [tool.ts2export] batch-one must be one of " + ", ".join(f'"{v}"' for v in BATCH_ONE))

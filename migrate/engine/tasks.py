@@ -24,6 +24,7 @@ class Options:
     plan: str = "safe"  # when only checking: the fix mode whose held-back fixes are reported
     external_readers: bool = False  # rewrite readers of artifacts that no file of the run writes
     migrate_unfollowable: bool = False  # let an entry point whose target cannot be followed migrate
+    script_wrappers: tuple[str, ...] = ()  # functions of other packages that script or trace their first argument
     recording: str | None = None  # a `ts2export record` recording: the inputs the program was seen using
     exclude_units: tuple[str, ...] = ()  # unit labels (see unit_label) whose fixes are held back
 

@@ -155,7 +155,7 @@ def case_options(case: Case, fix: str | None, recording: Path | None = None) -> 
     return Options(select=case.select or tuple(cfg.select), ignore=tuple(cfg.ignore), fix=fix,
                    rule_options=rule_options, plan="unsafe" if case.unsafe_fixes else "safe",
                    external_readers=cfg.external_readers, recording=str(recording) if recording else None,
-                   migrate_unfollowable=cfg.migrate_unfollowable)
+                   migrate_unfollowable=cfg.migrate_unfollowable, script_wrappers=tuple(cfg.script_wrappers))
 
 
 def run_tree(files: dict[str, bytes], options: Options) -> list[FileResult]:

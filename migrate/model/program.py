@@ -10,7 +10,7 @@ small per-file view (:class:`ts2export.model.view.ProgramView`). See docs/units.
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from ts2export.model.calls import Calls
 from ts2export.model.classes import Classes
@@ -40,14 +40,15 @@ class Program:
     ``recording``: a :class:`ts2export.record.recording.Recording` of what the program was seen doing."""
 
     def __init__(self, sources: dict[str, bytes], external_readers: bool = False, recording=None,
-                 migrate_unfollowable: bool = False, cells: dict[str, tuple] | None = None) -> None:
+                 migrate_unfollowable: bool = False, cells: dict[str, tuple] | None = None,
+                 script_wrappers: Sequence[str] = ()) -> None:
         self.recording = recording
         self.files = Files(sources, cells)  # each file's index, parsed when first asked for
         self.names = Names(self.files)  # what a name refers to
         self.calls = Calls(self.files, self.names)  # who calls what
         self.values = Values(self.names, self.calls)  # what an expression may evaluate to
         self.paths = Paths(self.names, self.values)  # the artifact paths an expression may name
-        self.sites = Sites(self.files, self.names, self.paths)  # the TorchScript constructs tracked
+        self.sites = Sites(self.files, self.names, self.paths, script_wrappers)  # the TorchScript constructs tracked
         self.classes = Classes(self.files, self.names)  # class hierarchies
         self.origins = Origins(self.names, self.values, self.sites, self.classes)  # where an object comes from
         self.kinds = Kinds(self.names, self.values, self.origins)  # module, function or class

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import Sequence
 
 from ts2export.model import pathpattern as ap
 from ts2export.model.files import Files
@@ -68,10 +69,14 @@ class Unit:
 class Sites:
     """Every site of the run, found in the files that can hold one."""
 
-    def __init__(self, files: Files, names: Names, paths: Paths) -> None:
+    def __init__(self, files: Files, names: Names, paths: Paths, wrappers: Sequence[str] = ()) -> None:
         self.files = files
         self.names = names
         self.paths = paths
+        # functions that script their first argument: libraries' (LIBRARY_SCRIPTS) and those the
+        # configuration names (`script-wrappers`)
+        self.wrappers = frozenset(LIBRARY_SCRIPTS) | frozenset(wrappers)
+        self._wrapper_words = tuple({w.rsplit(".", 1)[-1].encode() for w in wrappers})
         self.all: list[Site] = []
         self._by_file: dict[str, list[Site]] | None = None
         self._by_file_count = 0
@@ -93,7 +98,7 @@ class Sites:
         ``mobile_optimizer`` or ``optimize_for_mobile`` (or ``save``), except where a relative
         import or a local definition supplies the package: in a module of ``torch.jit`` itself."""
         return (b"jit" in data or b"save" in data or b"mobile_optimizer" in data or b"optimize_for_mobile" in data
-                or self.files.module_names[path].startswith("torch.jit"))
+                or self.files.module_names[path].startswith("torch.jit") or any(w in data for w in self._wrapper_words))
 
     def _find_sites(self, f: PyFile) -> None:
         for node in f.walk():
@@ -121,7 +126,7 @@ class Sites:
 
     def _call_site(self, f: PyFile, node: ast.Call) -> None:
         name = self.names.qualified(f, node.func)
-        if name == SCRIPT or name in LIBRARY_SCRIPTS:
+        if name == SCRIPT or name in self.wrappers:
             self._add(ENTRY_SCRIPT, f, node, name)
         elif name in (TRACE, TRACE_MODULE):
             self._add(ENTRY_TRACE, f, node, name)

@@ -46,7 +46,7 @@ def encoding_of(text: str) -> str:
 def document(path: str, text: str) -> Document:
     """The task and options for ``text`` at ``path``, under the nearest ``[tool.ts2export]`` config
     (select, ignore, per-file-ignores, exclude, inputs, batch-one, external-readers,
-    migrate-unfollowable). A broken config is reported and the defaults are used."""
+    migrate-unfollowable, script-wrappers). A broken config is reported and the defaults are used."""
     error = None
     try:
         cfg = load_config(Path(path))
@@ -64,6 +64,7 @@ def document(path: str, text: str) -> Document:
         rule_options={"inputs": dict(cfg.inputs), "root": str(cfg.root), "batch_one": cfg.batch_one},
         external_readers=cfg.external_readers,
         migrate_unfollowable=cfg.migrate_unfollowable,
+        script_wrappers=tuple(cfg.script_wrappers),
     )
     encoding = encoding_of(text)
     try:
