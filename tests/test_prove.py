@@ -289,3 +289,36 @@ def _run(folder: Path, out: str) -> Path:
     done = subprocess.run([sys.executable, "main.py", out], cwd=folder, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     return folder / out
+
+
+def test_a_model_that_takes_gradients_in_forward_is_run_with_autograd(tmp_path):
+    """Forces as the negative gradient of an energy, inside forward: the proof ran the TorchScript
+    object under no_grad, where `torch.autograd.grad` fails, and skipped the site ("the TorchScript
+    object failed on the recorded inputs"); it now runs such a model with autograd (issue 28,
+    class 6)."""
+    write(tmp_path, "model.py", '''
+        import torch
+
+        class Forces(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(4, 1)
+
+            def forward(self, x):
+                x = x.requires_grad_(True)
+                energy = self.lin(x).sum()
+                grads = torch.autograd.grad([energy], [x])
+                force = grads[0]
+                assert force is not None
+                return -force
+
+        def build():
+            torch.manual_seed(0)
+            return Forces()
+    ''')
+    write(tmp_path, "main.py", MAIN)
+    done = ts2export(tmp_path, "record", "-o", "rec.json", "--", sys.executable, "main.py", "out.pt")
+    assert done.returncode == 0, done.stderr
+    verdict = proof(load_recording(tmp_path / "rec.json"))
+    assert "failed on the recorded inputs" not in verdict.get("error", ""), verdict
+    assert verdict["verdict"] in ("proven", "failed"), verdict

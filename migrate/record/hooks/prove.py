@@ -417,8 +417,17 @@ def _method(compiled, name):
 
 def _call(torch, fn, args, kwargs):
     """fn(args, kwargs) with the random number generators forked and seeded (dropout and friends
-    draw the same numbers in both runs), without autograd."""
-    with torch.random.fork_rng(devices=[]), torch.no_grad():
+    draw the same numbers in both runs), without autograd; with it where the model takes
+    gradients itself (`torch.autograd.grad` of an energy in forward, for forces), which fails
+    without it."""
+    try:
+        with torch.random.fork_rng(devices=[]), torch.no_grad():
+            torch.manual_seed(0)
+            return fn(args, kwargs)
+    except RuntimeError as exc:
+        if "does not require grad" not in str(exc):
+            raise
+    with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)
         return fn(args, kwargs)
 
