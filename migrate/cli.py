@@ -206,6 +206,7 @@ def _report(results, program, fmt: Format, output: Optional[Path], table: bool) 
                 _rule_table(results)
             if table:
                 sys.stdout.write(out.artifacts_text(program, results))
+                sys.stdout.write(out.entry_points_text(program))
             sys.stdout.write(out.summary_line(results) + "\n" + holders)
     _print_errors(results)
 

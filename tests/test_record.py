@@ -429,6 +429,90 @@ def test_recording_a_test_suite(tmp_path):
     assert s["path"] == "test_model.py" and s["function"] == "test_scripted" and s["methods"]["forward"]["calls"] == 1
 
 
+def test_a_recorded_test_suite_says_what_an_unfollowable_entry_point_compiled(tmp_path, run_cli):
+    """`torch.jit.script(module)` in a test helper: statically any class of the run; the recording
+    keeps the classes it was really handed (with their submodules'), which then stand for its
+    target, and `scan --recording` says which entry points the run reached."""
+    write(tmp_path, "layers.py", '''
+        import torch
+
+
+        class Inner(torch.nn.Module):
+            def forward(self, x):
+                return x * 2
+
+
+        class Outer(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.inner = Inner()
+                self.lin = torch.nn.Linear(2, 2)
+
+            def forward(self, x):
+                return self.lin(self.inner(x))
+
+
+        class Eager(torch.nn.Module):
+            @torch.jit.ignore
+            def note(self) -> str:
+                return "eager only"
+
+            def forward(self, x):
+                return x
+
+
+        def make_scaler():
+            def scale(x):
+                return x * 3
+            return scale
+
+
+        def unused(x):
+            return torch.jit.trace(Eager(), x)
+    ''')
+    write(tmp_path, "helpers.py", '''
+        import torch
+
+
+        def check(thing, x):
+            return torch.jit.script(thing)(x)
+    ''')
+    write(tmp_path, "test_layers.py", '''
+        import pytest
+        import torch
+
+        import layers
+        from helpers import check
+
+        BUILDERS = {"outer": layers.Outer, "scaler": layers.make_scaler}
+
+
+        @pytest.mark.parametrize("name", sorted(BUILDERS))
+        def test_scriptable(name):
+            assert check(BUILDERS[name](), torch.ones(3, 2)).shape == (3, 2)
+    ''')
+    proc = record(tmp_path, sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_layers.py")
+    assert proc.returncode == 0, proc.stdout.decode() + proc.stderr.decode()
+    rec = load_recording(tmp_path / "rec.json")
+    line = line_of(tmp_path / "helpers.py", "torch.jit.script(")
+    assert sorted(rec.compiled_at("helpers.py", line)) == [
+        ("layers.py", "Inner"), ("layers.py", "Outer"), ("layers.py", "make_scaler.scale")]
+    assert rec.compiled_at("layers.py", line_of(tmp_path / "layers.py", "torch.jit.trace(")) is None  # never called
+
+    code, out, _ = run_cli("scan", "--no-cache", ".", cwd=tmp_path)
+    ignore = next(x for x in out.splitlines() if "TSX101" in x)
+    assert "[held back: this code may be compiled by TorchScript through `torch.jit.script(thing)`" in ignore
+    code, out, _ = run_cli("scan", "--no-cache", "--recording", "rec.json", ".", cwd=tmp_path)
+    ignore = next(x for x in out.splitlines() if "TSX101" in x)
+    assert ignore.endswith("[*]"), ignore  # Eager was never handed to the helper: its fix is free
+    assert "Entry points the recording reached: 1 of 2" in out
+    assert f"  reached     helpers.py:{line}:12 torch.jit.script(thing): compiled Inner, Outer, make_scaler.scale" in out
+    assert "  not reached layers.py:" in out and "torch.jit.trace(Eager(), x)" in out
+    code, out, _ = run_cli("scan", "--no-cache", "--format", "json", "--recording", "rec.json", ".", cwd=tmp_path)
+    points = {(e["path"], e["reached"]): e["compiled"] for e in json.loads(out)["entry_points"]}
+    assert points == {("helpers.py", True): ["Inner", "Outer", "make_scaler.scale"], ("layers.py", False): None}
+
+
 # ---- errors a user can cause -------------------------------------------------------------------------------------------
 
 

@@ -134,12 +134,35 @@ def artifacts_text(program, results: Sequence[FileResult] = ()) -> str:
     return "\n".join(lines) + "\n"
 
 
+def entry_points(program) -> list[dict]:
+    """With a recording: each `torch.jit.script` / `trace` call of the run, whether the recorded
+    run reached it, and what it compiled there (see ts2export.model.facts)."""
+    return program.entry_point_table() if program is not None else []
+
+
+def entry_points_text(program) -> str:
+    table = entry_points(program)
+    if not table:
+        return ""
+    reached = sum(e["reached"] for e in table)
+    lines = [f"Entry points the recording reached: {reached} of {len(table)} (what the others compile is the "
+             "static guess; record a run that reaches them)"]
+    for e in table:
+        what = ""
+        if e["compiled"]:
+            shown = ", ".join(e["compiled"][:6]) + (f" and {len(e['compiled']) - 6} more" if len(e["compiled"]) > 6 else "")
+            what = f": compiled {shown}"
+        lines.append(f"  {'reached' if e['reached'] else 'not reached':<11} {e['path']}:{e['line']}:{e['column']} {e['code']}{what}")
+    return "\n".join(lines) + "\n"
+
+
 def to_json(results: Sequence[FileResult], program=None) -> str:
     doc = {
         "tool": "ts2export",
         "version": __version__,
         "findings": [f.to_dict() for f in _findings(results)],
         "artifacts": artifacts(program, results),
+        **({"entry_points": entry_points(program)} if entry_points(program) else {}),
         "errors": [{"path": r.path, "message": r.error} for r in _errors(results)],
         "summary": summary_counts(results),
     }

@@ -272,6 +272,13 @@ def recorded(recording, site: Site, method: str = "forward") -> dict | None:
     if recording is None:
         return None
     rec = recording.inputs_with_artifacts(site.file.path, site.start[0], method=method)
+    if rec is None and method == "forward":
+        made = {s["target"] for s in recording.sites_at(site.file.path, site.start[0])
+                if s["kind"] in ("script", "trace", "trace_module")}
+        if len(made) > 1:  # a helper handed several classes: no one example stands for them all
+            return {"several": sorted(made), "recorded": True,
+                    "where": [f"recording (this call made {len(made)} different modules: {', '.join(sorted(made)[:4])}"
+                              + (" and more" if len(made) > 4 else "") + ")"]}
     if rec is None or rec.args_code is None:
         return None
     varying = {(p, d): dim for dim in rec.dims for p, d in dim.members}

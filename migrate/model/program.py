@@ -15,7 +15,7 @@ from typing import Iterable, Sequence
 from ts2export.model.calls import Calls
 from ts2export.model.classes import Classes
 from ts2export.model.decision import Decision, Solver
-from ts2export.model.facts import artifact_table
+from ts2export.model.facts import artifact_table, entry_point_table
 from ts2export.model.findings import ScanFinding
 from ts2export.model.feeding import Feeding
 from ts2export.model.files import Files
@@ -24,7 +24,7 @@ from ts2export.model.links import Links
 from ts2export.model.names import Names
 from ts2export.model.origins import Origins
 from ts2export.model.paths import Paths
-from ts2export.model.reach import Reach
+from ts2export.model.reach import Reach, recorded_targets
 from ts2export.model.scriptuses import ScriptUses
 from ts2export.model.shapes import Shapes
 from ts2export.model.sites import Sites
@@ -52,7 +52,8 @@ class Program:
         self.classes = Classes(self.files, self.names)  # class hierarchies
         self.origins = Origins(self.names, self.values, self.sites, self.classes)  # where an object comes from
         self.kinds = Kinds(self.names, self.values, self.origins)  # module, function or class
-        self.reach = Reach(self.files, self.names, self.origins, self.classes)  # what an entry point compiles
+        self.reach = Reach(self.files, self.names, self.origins, self.classes,  # what an entry point compiles
+                           recorded_targets(recording, self.files) if recording is not None else None)
         self.links = Links(self.sites, self.names, self.values, self.origins, self.calls, self.classes)
         self.units = Units(self.sites, self.links, self.origins, self.classes)  # what migrates together
         self.script_uses = ScriptUses(self.files, self.names, self.origins, self.sites, self.classes)  # tests of TorchScript-ness
@@ -82,3 +83,7 @@ class Program:
     def artifact_table(self) -> dict[str, list[dict]]:
         """The artifacts as the reports show them (see :mod:`ts2export.model.facts`)."""
         return artifact_table(self)
+
+    def entry_point_table(self) -> list[dict]:
+        """With a recording, the entry points it reached (see :mod:`ts2export.model.facts`)."""
+        return entry_point_table(self)

@@ -1,11 +1,15 @@
 """What an entry point compiles or traces: the definitions its targets (or its own class or
 function) reach through their bodies, bases, annotations, methods and nested definitions, across
-the files of the run; and the recurrent layers built there."""
+the files of the run; and the recurrent layers built there. Where its target cannot be followed
+(`torch.jit.script(module)` in a test helper), a recording of the program answers with the classes
+and functions the run really handed it (see :func:`recorded_targets`)."""
 
 from __future__ import annotations
 
 import ast
+import os
 from dataclasses import dataclass, field
+from typing import Callable
 
 from ts2export.model.classes import Classes
 from ts2export.model.files import Files
@@ -22,6 +26,7 @@ class Reach:
     names: Names
     origins: Origins
     classes: Classes
+    recorded: Callable[[Site], set[tuple[str, str]] | None] | None = None  # see recorded_targets
     _reach_cache: dict[tuple[str, str], set[tuple[str, str]]] = field(default_factory=dict, init=False)
     _members: dict[str, dict[str | None, list[str]]] = field(default_factory=dict, init=False)  # path -> parent -> members
     _refs_found: dict[tuple[str, str], set[tuple[str, str]]] = field(default_factory=dict, init=False)  # _refs's answers
@@ -37,6 +42,10 @@ class Reach:
                 roots |= self.classes.subclasses(f.path, d.qualname)
         else:
             roots, unknown = self.origins.targets(f, first_arg(site.node, "obj", "func", "mod"))
+            if unknown and self.recorded is not None:
+                seen = self.recorded(site)
+                if seen is not None:  # the run reached it: what it compiled there is the answer
+                    roots, unknown = roots | seen, False
         out: set[tuple[str, str]] = set()
         for root in roots:
             out |= self._closure(root)
@@ -126,6 +135,25 @@ class Reach:
                 if isinstance(node, (ast.If, ast.While, ast.IfExp)) and _compares_size(node.test, params):
                     found.append(f"{path}:{node.lineno} `{f.segment(node.test)}`")
         return tuple(found)
+
+
+def recorded_targets(recording, files: Files) -> Callable[[Site], set[tuple[str, str]] | None]:
+    """For an entry point, the definitions of the run that the recorded run compiled or traced
+    through it (the classes of the modules it was handed, their submodules' classes, the
+    functions); None where the run never reached it."""
+
+    def lookup(site: Site) -> set[tuple[str, str]] | None:
+        entries = recording.compiled_at(site.file.path, site.start[0])
+        if entries is None:
+            return None
+        out: set[tuple[str, str]] = set()
+        for file, qualname in entries:
+            path = file if file in files.sources else files.by_abspath(os.path.join(str(recording.cwd), file))
+            if path is not None:
+                out.add((path, qualname))
+        return out
+
+    return lookup
 
 
 def _compares_size(test: ast.AST, params: set[str]) -> bool:

@@ -68,6 +68,9 @@ def merge_shards(shards: list[dict], cwd: str) -> tuple[dict, list[dict]]:
                 for p in s.get(field, []):
                     if p not in site[field]:
                         site[field].append(p)
+            if "compiled" in s:  # (a recording made before it was kept has none)
+                into = site.setdefault("compiled", [])
+                into.extend(e for e in s["compiled"] if e not in into)
             if s.get("proof") and _PROOF_RANK.get(s["proof"].get("verdict"), 0) > _PROOF_RANK.get(site.get("proof", {}).get("verdict"), -1):
                 site["proof"] = s["proof"]  # one process's failure outweighs another's success
             for name, m in s.get("methods", {}).items():
@@ -83,6 +86,8 @@ def merge_shards(shards: list[dict], cwd: str) -> tuple[dict, list[dict]]:
         site = {"id": ids[key], **site, "path": _relative(site["file"], cwd)}
         site["artifacts"] = sorted(site["artifacts"])
         site["saved"] = sorted(site["saved"])
+        if "compiled" in site:  # what the call compiled, its files relative to where the run was made
+            site["compiled"] = sorted([_relative(file, cwd), qualname] for file, qualname in site["compiled"])
         out_sites.append(site)
         for p in site["artifacts"]:
             artifacts.setdefault(p, {"saved_by": [], "loaded_by": []})["loaded_by"].append(site["id"])

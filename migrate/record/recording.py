@@ -158,6 +158,19 @@ class Recording:
             proof = {**proof, "frame": [file, line, function]}
         return proof
 
+    def compiled_at(self, path, line: int, root=None) -> list[tuple[str, str]] | None:
+        """What the calls of `torch.jit.script` / `trace` at (path, line) compiled in the recorded run:
+        (file, qualname) of each class and function of the program it took in (the module's class and
+        its submodules' classes), files relative to the folder the recording was made in where they lie
+        in it. None when the run never made that call (or the recording is older than this record)."""
+        made = [s for s in self.sites_at(path, line, root) if s["kind"] in ("script", "trace", "trace_module")]
+        if not made or any("compiled" not in s for s in made):
+            return None
+        out: list[tuple[str, str]] = []
+        for s in made:
+            out.extend(entry for entry in map(tuple, s["compiled"]) if entry not in out)
+        return out
+
     def artifact(self, path, root=None) -> dict | None:
         for a in self.artifacts:
             if _same_file(a, path, root, self.cwd):

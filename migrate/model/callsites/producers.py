@@ -272,6 +272,12 @@ def _plan_script_export(rule: Asker, call: cst.Call) -> Plan:
         recorded = False
     target = rule.parent(value_expr(rule, call))
     name = code(target.targets[0].target) if isinstance(target, cst.Assign) and len(target.targets) == 1 else code(model)
+    if example is None and evidence is not None and evidence.get("several"):
+        made = evidence["several"]
+        return Plan(problem=(
+            f"the recorded run scripted {len(made)} different classes through this call ({', '.join(made[:4])}"
+            + (", ..." if len(made) > 4 else "") + "), and one export call with one example cannot stand for them "
+            "all: export each where it is built and called, or leave this call (a check of scriptability) as it is"))
     if example is None:
         seen = ""
         if evidence is not None:

@@ -30,7 +30,7 @@ import sys
 import threading
 import weakref
 
-from . import inputs, prove, shard
+from . import compiled, inputs, prove, shard
 from .inputs import _call_key, _Method, _Site
 from .shard import MAX_SAVED_PATHS, VALUE_RANGE_EVERY, VALUE_RANGE_FIRST
 
@@ -428,6 +428,11 @@ def _guarded_register(kind, obj, frame, artifact=None, eager=None, methods=()):
         site = _site_for(kind, _target_name(obj), frame, artifact)
         _register(obj, site)
         if eager is not None:
+            found = compiled.compiled(eager, _torch, _torch_dir)
+            with shard.lock:
+                if site.compiled is None:
+                    site.compiled = []
+                compiled.add(site.compiled, found)
             prove.keep(site, eager, obj, methods)
         if not shard.state.get("sigterm"):
             shard.state["sigterm"] = True

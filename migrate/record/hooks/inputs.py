@@ -407,6 +407,7 @@ class _Site:
         self.saved: list = []  # paths the objects made here were saved to
         self.methods: dict[str, _Method] = {}
         self.proof: dict | None = None  # the verdict of the proof at exit (see .prove)
+        self.compiled: list | None = None  # [file, qualname] of each class or function scripted or traced here
 
     def method(self, name: str, arg_names=None) -> _Method:
         m = self.methods.get(name)
@@ -421,6 +422,7 @@ class _Site:
         self.artifacts = []
         self.saved = []
         self.proof = None
+        self.compiled = None
         for m in self.methods.values():
             m.reset()
 
@@ -439,4 +441,5 @@ class _Site:
             "saved": list(self.saved),
             "methods": {name: m.to_json() for name, m in self.methods.items()},
             **({"proof": self.proof} if self.proof is not None else {}),
+            **({"compiled": [list(c) for c in self.compiled]} if self.compiled is not None else {}),
         }
