@@ -87,12 +87,11 @@ class Solver:
         frame, error = proof.get("frame"), proof.get("error") or ""
         if not frame:
             return False
-        file, line = str(frame[0]).replace("\\", "/"), frame[1]
+        file, line = frame[0], frame[1]  # (the file as the run names it: see Program)
         for fi in self.findings:
             if not (fixable(fi) and fi.proof_failures and any(p in error for p in fi.proof_failures)):
                 continue
-            path = fi.path.replace("\\", "/")
-            if not (path == file or path.endswith("/" + file)):
+            if fi.path != file:
                 continue
             if any(start[0] <= line <= end[0] for start, end, _ in fi.fix_spans):
                 return True

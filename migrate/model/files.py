@@ -39,9 +39,12 @@ class Files:
         for path, name in self.module_names.items():
             self.modules.setdefault(name, []).append(path)
 
-    def by_abspath(self, path: str) -> str | None:
-        """The file of the run at ``path`` (absolute, or relative to the working folder), as the run names it."""
-        return self._by_abspath.get(os.path.normpath(os.path.abspath(path)))
+    def recorded(self, path: str, cwd) -> str | None:
+        """The file of the run that a recording names ``path`` (relative to the folder ``cwd`` it
+        was made in, or absolute), as the run names it; None: not a file of the run."""
+        if path in self.sources:
+            return path
+        return self._by_abspath.get(os.path.normpath(os.path.abspath(os.path.join(str(cwd), path))))
 
     def file(self, path: str) -> PyFile | None:
         """The index of ``path`` (None: not a file of the run, or one that does not parse)."""

@@ -58,7 +58,7 @@ class Program:
         self.units = Units(self.sites, self.links, self.origins, self.classes)  # what migrates together
         self.script_uses = ScriptUses(self.files, self.names, self.origins, self.sites, self.classes)  # tests of TorchScript-ness
         self.solver = Solver(self.files, self.sites, self.links, self.units, self.reach, self.script_uses, external_readers,
-                             proof_of=(lambda s: recording.proof_at(s.file.path, s.start[0])) if recording is not None else None,
+                             proof_of=_proofs(recording, self.files) if recording is not None else None,
                              migrate_unfollowable=migrate_unfollowable)
         self.shapes = Shapes(self.names, self.values)  # the tensors the code builds
         self.feeding = Feeding(self.calls, self.origins, self.shapes)  # what feeds an entry point
@@ -87,3 +87,19 @@ class Program:
     def entry_point_table(self) -> list[dict]:
         """With a recording, the entry points it reached (see :mod:`ts2export.model.facts`)."""
         return entry_point_table(self)
+
+
+def _proofs(recording, files: Files):
+    """The recording's proof of an entry point, with the file its failure names given as the run
+    names it (the recording keeps it relative to the folder it was made in)."""
+
+    def proof_of(site):
+        proof = recording.proof_at(site.file.path, site.start[0])
+        if proof and proof.get("frame"):
+            file = proof["frame"][0]
+            mine = files.recorded(file, recording.cwd)
+            if mine is not None:
+                proof = {**proof, "frame": [mine, *proof["frame"][1:]]}
+        return proof
+
+    return proof_of

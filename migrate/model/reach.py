@@ -7,7 +7,6 @@ and functions the run really handed it (see :func:`recorded_targets`)."""
 from __future__ import annotations
 
 import ast
-import os
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -148,7 +147,7 @@ def recorded_targets(recording, files: Files) -> Callable[[Site], set[tuple[str,
             return None
         out: set[tuple[str, str]] = set()
         for file, qualname in entries:
-            path = file if file in files.sources else files.by_abspath(os.path.join(str(recording.cwd), file))
+            path = files.recorded(file, recording.cwd)
             if path is not None:
                 out.add((path, qualname))
         return out

@@ -118,11 +118,11 @@ class _Screen:
         self.roots = frozenset(n.split(".", 1)[0] for n in names)
 
 
-_SCREENS: dict[tuple[tuple[str, ...], bool], _Screen] = {}
+_SCREENS: dict[tuple[str, ...], _Screen] = {}
 
 
-def _screen(names: Sequence[str], prefix: bool) -> _Screen:
-    key = (tuple(names), prefix)
+def _screen(names: Sequence[str]) -> _Screen:
+    key = tuple(names)
     found = _SCREENS.get(key)
     if found is None:
         found = _SCREENS[key] = _Screen(names)
@@ -394,7 +394,7 @@ class Rule(_RuleMeta, cst.BatchableCSTVisitor):
         ctx = self.context
         if ctx.full_metadata or not isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
             return True
-        screen = _screen(names, prefix)
+        screen = _screen(names)
         if screen.own_scope:  # libcst's own scopes (`<locals>.x`, `<comprehension>.x`)
             return True
         facts = ctx.bound_names
