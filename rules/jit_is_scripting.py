@@ -51,6 +51,7 @@ class JitIsScripting(Rule):
                "(the branch TorchScript took is the one export takes)")
     applicability = Applicability.SAFE
     keeps_tracing = True
+    export_skips_eager_branch = True
 
     VALID = [
         Valid("import torch\nif torch.compiler.is_exporting():\n    x = 1\n"),

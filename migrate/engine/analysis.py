@@ -261,6 +261,7 @@ def _scan_findings(results: Sequence[FileResult], mode: str) -> list[ScanFinding
                 trace_takes_one_path=bool(getattr(rule, "trace_takes_one_path", False)),
                 makes_parameters_leaves=bool(getattr(rule, "makes_parameters_leaves", False)),
                 proof_failures=tuple(getattr(rule, "proof_failures", ())),
+                export_skips_eager_branch=bool(getattr(rule, "export_skips_eager_branch", False)),
                 fix_spans=f.fix_spans, defs=f.defs, alternative_spans=f.alternative_spans,
             ))
     return out

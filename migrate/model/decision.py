@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
 from ts2export.model import pathpattern as ap
+from ts2export.model.eager_branches import eager_only_lines, only_called_from
 from ts2export.model.files import Files
 from ts2export.model.known_errors import KNOWN, with_sentence
 from ts2export.model.findings import ScanFinding
@@ -283,10 +284,11 @@ class Solver:
                         for own in s.findings:
                             changed |= hold_export(own, why)
                         continue
+                skipped = self._eager_only(fixable)
                 for fi in self.findings:
                     if not fi.blocks_export or fixable(fi):
                         continue
-                    if any((fi.path, q) in defs for q in fi.defs):
+                    if any((fi.path, q) in defs for q in fi.defs) and not self._export_skips(fi, skipped):
                         why = (f"torch.export would stop at {fi.rule_id} in `{fi.defs[0]}` ({fi.where}), which "
                                + ("is held back" if fi.fixable else "has no automatic fix"))
                         for own in s.findings:
@@ -296,7 +298,7 @@ class Solver:
                     if unknown and not self.migrate_unfollowable:
                         # what it exports cannot be followed: any code of the run TorchScript could compile
                         fi = next((fi for fi in self.findings if fi.blocks_export and not fixable(fi) and fi.defs
-                                   and self._compilable(fi.path, fi.defs)), None)
+                                   and self._compilable(fi.path, fi.defs) and not self._export_skips(fi, skipped)), None)
                         if fi is not None:
                             why = (f"its target cannot be followed, so it may export any code of the run, and torch.export "
                                    f"would stop at {fi.rule_id} in `{fi.defs[0]}` ({fi.where}), which "
@@ -306,6 +308,35 @@ class Solver:
                             for own in s.findings:
                                 changed |= hold_export(own, why)
         return self._decision(held, switched, sites, reach, goes)
+
+    def _eager_only(self, fixable: Callable[[ScanFinding], bool]) -> dict[str, list[tuple[int, int]]]:
+        """Per file, the lines that run only in eager Python once this run's fixes are written
+        (see ts2export.model.eager_branches): export does not trace them."""
+        out: dict[str, list[tuple[int, int]]] = {}
+        for fi in self.findings:
+            if fi.export_skips_eager_branch and fixable(fi):
+                f = self.files.file(fi.path)
+                lines = eager_only_lines(f, fi.start[0]) if f is not None else None
+                if lines is not None:
+                    out.setdefault(fi.path, []).append(lines)
+        return out
+
+    def _export_skips(self, fi: ScanFinding, skipped: dict[str, list[tuple[int, int]]]) -> bool:
+        """Whether export does not trace the code of ``fi``: it lies in a branch that runs only in
+        eager Python, or in a function that only such branches call."""
+        if not skipped:
+            return False
+        if any(a <= fi.start[0] <= b for a, b in skipped.get(fi.path, ())):
+            return True
+        if not fi.defs:
+            return False
+        name = fi.defs[0].rsplit(".", 1)[-1]
+        f = self.files.file(fi.path)
+        d = f.def_by_qualname.get(fi.defs[0]) if f is not None else None
+        owner = f.def_by_qualname.get(d.parent) if d is not None and d.parent else None
+        if d is None or d.kind != "function" or name == "forward" or owner is None or owner.kind != "class":
+            return False  # methods only: a function may be imported under another name
+        return only_called_from(self.files.naming(name.encode()), name, skipped)
 
     def _staying_reach(self, sites, reach, goes):
         compiled: dict[tuple[str, str], Site] = {}

@@ -26,6 +26,7 @@ class ScanFinding:
     trace_takes_one_path: bool = False  # a trace recorded one path through it; its fix keeps every path
     makes_parameters_leaves: bool = False  # its fix makes parameters written in place leaves again
     proof_failures: tuple[str, ...] = ()  # what export raises on the construct as it is, which its fix takes away
+    export_skips_eager_branch: bool = False  # its fix makes export skip the branch that runs only in eager Python
     fix_spans: tuple[tuple[Pos, Pos, str], ...] = ()  # (start, end, code written) of each edit
     defs: tuple[str, ...] = ()  # qualnames of the enclosing definitions, innermost first
     alternative_spans: tuple[tuple[Pos, Pos, str], ...] | None = None  # the second fix its rule offers, if any

@@ -185,6 +185,12 @@ class _RuleMeta:
     #: one of these at a line the fix rewrites says nothing of the migrated code, and does not hold
     #: its entry point back (the static decision stands).
     proof_failures: ClassVar[tuple[str, ...]] = ()
+    #: The fix turns the condition it reports (a call with no arguments, alone or under `not`, as
+    #: an `if`'s test) into one that is True under ``torch.export`` and False in eager Python, as
+    #: the old call was under TorchScript: the branch that runs only in eager Python is not traced
+    #: by the export once the fix is written, so what export would stop at there does not hold
+    #: an export back (nor what only that branch calls).
+    export_skips_eager_branch: ClassVar[bool] = False
     #: The rule reports the sites the program model groups into migration units (entry points,
     #: saves, loads, passes over a module). A fix of one that other fixes of the same run made
     #: possible waits for the next run, which decides its unit with it.

@@ -183,7 +183,10 @@ def _prove_method(torch, eager, compiled, name, entry, function) -> dict:
         while ep is None:  # the recorded ranges; those export suggests; Dim.DYNAMIC (torch trips on some ranges)
             dynamic = eval(ex.dynamic_shapes_inline_code, scope) if ex.dynamic_shapes_inline_code else None  # noqa: S307
             try:
-                ep = torch.export.export(target, tuple(args), kwargs or None, dynamic_shapes=dynamic)
+                with _is_scripting_as_exporting(torch) as asked:
+                    ep = torch.export.export(target, tuple(args), kwargs or None, dynamic_shapes=dynamic)
+                if asked and "`torch.jit.is_scripting()` answered as `torch.compiler.is_exporting()`" not in rewrites:
+                    rewrites.append("`torch.jit.is_scripting()` answered as `torch.compiler.is_exporting()`")
             except Exception as exc:
                 wider = _suggested_ranges(str(exc), ex.dims)
                 if wider and any(ranges.get(n) != r for n, r in wider.items()):
@@ -341,6 +344,35 @@ def _as_apply_writes(torch, eager, function):
     return swap(eager, ""), done
 
 
+class _is_scripting_as_exporting:  # noqa: N801 - used as a context manager
+    """While export traces: `torch.jit.is_scripting()`, called from the user's code, answers as
+    `torch.compiler.is_exporting()`, which `apply` writes in its place (TSX501): the branch that
+    runs only in eager Python (`if not torch.jit.is_scripting(): check(float(x.max()))`) is not
+    traced, as in the migrated code. torch's own calls keep their answer. Yields a list that is
+    non-empty once the user's code asked."""
+
+    def __init__(self, torch) -> None:
+        self.torch = torch
+        self.asked: list[bool] = []
+
+    def __enter__(self) -> list[bool]:
+        torch, asked = self.torch, self.asked
+        self.original = original = torch.jit.is_scripting
+
+        def is_scripting() -> bool:
+            caller = sys._getframe(1).f_code.co_filename
+            if _user_file(torch, caller):
+                asked.append(True)
+                return torch.compiler.is_exporting()
+            return original()
+
+        torch.jit.is_scripting = is_scripting
+        return asked
+
+    def __exit__(self, *exc) -> None:
+        self.torch.jit.is_scripting = self.original
+
+
 def _register_named_tuples(torch, classes) -> list[str]:
     """Register the named tuples of the user's code that the exported program returns, for
     torch.export's serialization, as `apply` writes after each such class (TSX309), where the
@@ -381,6 +413,12 @@ def _user_class(torch, cls) -> bool:
         path = os.path.abspath(inspect.getsourcefile(cls) or "")
     except (TypeError, OSError):
         return False
+    return _user_file(torch, path)
+
+
+def _user_file(torch, path: str) -> bool:
+    """Whether a source file is the user's code: not torch, not the standard library or site-packages."""
+    path = os.path.abspath(path) if path and not path.startswith("<") else ""
     torch_dir = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
     return bool(path) and not path.startswith((torch_dir, os.path.dirname(os.__file__) + os.sep)) \
         and "site-packages" not in path
