@@ -254,6 +254,7 @@ class Analyzer:
     def __init__(self, qualname: Callable[[cst.CSTNode], set[str]], module: ModuleInfo) -> None:
         self.qualname = qualname
         self.module = module
+        self.functions: dict[str, cst.FunctionDef] = {}  # the file's functions whose return annotation types a call
         self._returns: dict[str, str] = {}
         self._unpacking: set[str] = set()
         self._ragged_names: set[str] = set()  # names being asked about (see ragged)
@@ -473,6 +474,8 @@ class Analyzer:
                 return DATA
             if name in ("len", "isinstance", "hasattr", "str", "repr", "type", "callable", "getattr"):
                 return STATIC
+            if name in self.functions and self.functions[name].returns is not None:
+                return annotation_kind(self.functions[name].returns, self.qualname)
             if name in ("abs", "max", "min", "round", "sum"):
                 ks = [self.kind(a, scope) for a in args]
                 return DATA if any(k in DEPENDENT for k in ks) else (STATIC if ks and all(k == STATIC for k in ks) else UNKNOWN)

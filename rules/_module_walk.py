@@ -115,6 +115,28 @@ def module_sites(cls: cst.ClassDef, qualname: Callable[[cst.CSTNode], set[str]],
         yield from _sites(list(method.body.body), scope, analyzer, method, top=True)
 
 
+def function_sites(cls: cst.ClassDef, qualname: Callable[[cst.CSTNode], set[str]], local_modules: set[str],
+                   functions: dict[str, cst.FunctionDef]) -> Iterator[Site]:
+    """Every statement of the module-level ``functions`` of the file that the methods `forward` runs
+    call by name, and those they call in turn (a detector's `batched_nms` calling `greedy_nms`):
+    export traces them with the module. Their parameters are typed as TorchScript typed them."""
+    if not functions or not is_module_class(cls, qualname, local_modules):
+        return
+    info = module_info(cls, qualname)
+    analyzer = Analyzer(qualname, info)
+    analyzer.functions = functions
+    todo = [call for method in traced_methods(cls, info, qualname) for call in _calls(method)]
+    seen: list[str] = []
+    while todo:
+        func = todo.pop(0).func
+        if isinstance(func, cst.Name) and func.value in functions and func.value not in seen:
+            seen.append(func.value)
+            todo.extend(_calls(functions[func.value]))
+    for name in seen:
+        fn = functions[name]
+        yield from _sites(list(fn.body.body), analyzer.scope(fn, None, False), analyzer, fn, top=True)
+
+
 def _sites(block: list, scope: Scope, analyzer: Analyzer, method: cst.FunctionDef, is_elif: bool = False,
            top: bool = False) -> Iterator[Site]:
     for stmt in block:

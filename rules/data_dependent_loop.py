@@ -5,15 +5,17 @@ import libcst as cst
 from ts2export.rule import Applicability, Invalid, Rule, Valid
 
 from ._control_flow import DEPENDENT, code_of, is_builtin_call
-from ._module_walk import is_module_class, module_sites, screened_base_names, torch_names
+from ._module_walk import function_sites, is_module_class, module_sites, screened_base_names, torch_names
 
 
 class DataDependentLoop(Rule):
     """
     ## What it does
-    Reports loops in `forward` (and the methods it calls) of an `nn.Module` whose number of
-    iterations depends on tensor *values*: `for _ in range(int(n.item()))`, `for i in range(t)`,
-    `while x.norm() > eps:`, `while bool(done):`. Loops over shapes (`range(x.size(0))`) and Python
+    Reports loops in `forward` (and the methods it calls, and the functions of the same file they
+    call) of an `nn.Module` whose number of iterations depends on tensor *values*: `for _ in range(int(n.item()))`, `for i in range(t)`,
+    `while x.norm() > eps:`, `while bool(done):`, and loops on the size of a tensor whose size
+    is data-dependent (`while order.numel() > 0:` where `order` is cut by a boolean mask, as a
+    hand-written non-maximum suppression does). Loops over shapes (`range(x.size(0))`) and Python
     values are left alone.
 
     ## Why
@@ -80,6 +82,20 @@ class DataDependentLoop(Rule):
             count=1,
         ),
         Invalid(
+            "import torch\n\n\ndef keep_best(boxes, scores):\n"
+            "    order = torch.argsort(scores, descending=True)\n"
+            "    kept = []\n"
+            "    while order.numel() > 0:\n"
+            "        kept.append(order[0])\n"
+            "        rest = order[1:]\n"
+            "        order = rest[(boxes[rest] - boxes[order[0]]).abs() > 0.5]\n"
+            "    return torch.stack(kept)\n\n\n"
+            "class Post(torch.nn.Module):\n"
+            "    def forward(self, boxes, scores):\n"
+            "        return keep_best(boxes, scores)\n",
+            count=1,
+        ),
+        Invalid(
             "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n"
             "    def forward(self, x):\n"
             "        while x.norm() > 1.0:\n            x = x / 2\n"
@@ -95,13 +111,23 @@ class DataDependentLoop(Rule):
     def __init__(self, context) -> None:
         super().__init__(context)
         self._local_modules: set[str] = set()
+        self._functions: dict[str, cst.FunctionDef] = {}
+        self._reported: set[int] = set()  # a function several modules call is reported once
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._functions = {s.name.value: s for s in node.body if isinstance(s, cst.FunctionDef)}
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if not is_module_class(node, screened_base_names(self), self._local_modules):
             return
         self._local_modules.add(node.name.value)
-        for site in module_sites(node, torch_names(self), self._local_modules):
+        names = torch_names(self)
+        for site in [*module_sites(node, names, self._local_modules),
+                     *function_sites(node, names, self._local_modules, self._functions)]:
             stmt, analyzer, scope = site.stmt, site.analyzer, site.scope
+            if id(stmt) in self._reported:
+                continue
+            self._reported.add(id(stmt))
             if isinstance(stmt, cst.While) and analyzer.kind(stmt.test, scope) in DEPENDENT:
                 self.report(stmt.test, f"`while {_short(stmt.test)}:` repeats as often as a tensor value says; "
                             "torch.export cannot trace that: " + _OPTIONS)

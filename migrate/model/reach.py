@@ -16,7 +16,7 @@ from ts2export.model.names import Names
 from ts2export.model.origins import Origins
 from ts2export.model.pyfile import Def, PyFile, first_arg
 from ts2export.model.sites import ENTRY_CLASS, ENTRY_DECORATOR, ENTRY_IF_TRACING, Site
-from ts2export.model.torchapi import RECURRENT
+from ts2export.model.torchapi import PACKING, RECURRENT
 
 
 @dataclass(eq=False)
@@ -116,6 +116,24 @@ class Reach:
                     if name in RECURRENT:
                         found.add(name.rsplit(".", 1)[-1])
         return tuple(sorted(found))
+
+    def packed_sequences(self, site: Site) -> tuple[str, ...]:
+        """The calls that pack a padded batch for a recurrent layer (`pack_padded_sequence`) in the
+        code an entry point reaches, as ``"path:line `call`"``: torch.export cannot trace nn.GRU /
+        LSTM / RNN run on a PackedSequence, at any shape."""
+        defs, _ = self.reach(site)
+        found: list[str] = []
+        for path, qualname in sorted(defs):
+            f = self.files.file(path)
+            d = f.def_by_qualname.get(qualname) if f is not None else None
+            if d is None or d.kind != "function":
+                continue
+            for node in ast.walk(d.node):
+                if isinstance(node, ast.Call) and (self.names.qualified(f, node.func) or "") in PACKING:
+                    shown = f"{path}:{node.lineno} `{f.segment(node.func)}(...)`"
+                    if shown not in found:
+                        found.append(shown)
+        return tuple(found)
 
     def size_branches(self, site: Site) -> tuple[str, ...]:
         """The Python branches on an input's size in the ``forward`` methods an entry point reaches

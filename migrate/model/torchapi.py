@@ -21,4 +21,7 @@ SELF_METHODS = {"eval", "train", "to", "cpu", "cuda", "half", "float", "double",
                 "share_memory"}
 RECURRENT = {"torch.nn.GRU", "torch.nn.LSTM", "torch.nn.RNN", "torch.nn.modules.rnn.GRU", "torch.nn.modules.rnn.LSTM",
              "torch.nn.modules.rnn.RNN"}
+#: Packing a padded batch for a recurrent layer: torch.export traces no recurrent layer run on the
+#: PackedSequence it makes (see Reach.packed_sequences).
+PACKING = {"torch.nn.utils.rnn.pack_padded_sequence", "torch.nn.utils.rnn.pack_sequence"}
 SAVE_METHODS = {"save": "save", "_save_for_lite_interpreter": "lite-save", "_save_to_buffer_for_lite_interpreter": "lite-save"}

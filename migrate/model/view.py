@@ -47,6 +47,10 @@ class ProgramView:
     #: each script/trace call of the file reaches, as ``"path:line `test`"``; keyed by
     #: :func:`object_key` of the call.
     size_branches: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: The calls packing a padded batch for a recurrent layer (``pack_padded_sequence``) in the code
+    #: each script/trace call of the file reaches, as ``"path:line `call`"``; keyed by
+    #: :func:`object_key` of the call.
+    packed: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def kind_of(self, name: str | None) -> str | None:
         return self.kinds.get(name) if name else None
@@ -56,6 +60,9 @@ class ProgramView:
 
     def size_branches_in(self, scope: str, code: str) -> tuple[str, ...]:
         return tuple(self.size_branches.get(object_key(scope, code), ()))
+
+    def packed_in(self, scope: str, code: str) -> tuple[str, ...]:
+        return tuple(self.packed.get(object_key(scope, code), ()))
 
     def methods_of(self, scope: str, code: str) -> tuple[str, ...]:
         return tuple(self.methods.get(object_key(scope, code), ()))

@@ -178,6 +178,16 @@ def model_problem(rule: Asker, model: cst.BaseExpression, verb: str, functions: 
                 f"`CellParamsBase ... does not have a field with name '__obj_flatten__'`); see {known.see}")
     layers = recurrent_layers(rule, model_class(rule, model))
     call = rule.parent(rule.parent(model))
+    if isinstance(call, cst.Call):
+        defs = rule.enclosing_defs(call)
+        packing = rule.context.program.packed_in(defs[0] if defs else "", code(call))
+        if packing:
+            return (f"the forward of `{shown(model)}` packs its batch for a recurrent layer ({packing[0]}): torch.export "
+                    "cannot trace nn.GRU / LSTM / RNN run on a PackedSequence, at any shape (verified with torch 2.13: "
+                    "non-strict fails inside the layer, `zeros(): argument 'size' failed to unpack ... got FakeTensor`, "
+                    "strict stops at `pack_padded_sequence`, `Attempted to call function marked as skipped`); run the "
+                    "layer on the padded batch instead (the backward direction reversed within each length) and "
+                    "check the outputs, then replace this call by hand")
     if not layers and isinstance(call, cst.Call):
         defs = rule.enclosing_defs(call)
         layers = list(rule.context.program.recurrent_in(defs[0] if defs else "", code(call)))
