@@ -117,6 +117,30 @@ class Reach:
                         found.add(name.rsplit(".", 1)[-1])
         return tuple(sorted(found))
 
+    def string_inputs(self, site: Site) -> tuple[str, ...]:
+        """The parameters without a default of the ``forward`` of what an entry point makes (or of
+        the function it scripts) annotated with ``str`` (``texts: List[str]``), as ``"path:line `param: annotation`"``:
+        torch.export takes tensors, and specializes a string to the example's value."""
+        if site.kind in (ENTRY_DECORATOR, ENTRY_IF_TRACING, ENTRY_CLASS):
+            return ()
+        roots, _ = self.origins.targets(site.file, first_arg(site.node, "obj", "func", "mod"))
+        found: list[str] = []
+        for path, qualname in sorted(roots):
+            f = self.files.file(path)
+            d = f.def_by_qualname.get(qualname) if f is not None else None
+            if d is not None and d.kind == "class":
+                d = f.def_by_qualname.get(qualname + ".forward")
+            if d is None or d.kind != "function":
+                continue
+            args = d.node.args
+            positional = [*args.posonlyargs, *args.args]
+            required = positional[:len(positional) - len(args.defaults)] + [
+                a for a, default in zip(args.kwonlyargs, args.kw_defaults) if default is None]
+            for a in required:  # (one with a default that callers leave alone is exported as it is)
+                if a.annotation is not None and _holds_str(a.annotation):
+                    found.append(f"{path}:{a.lineno} `{a.arg}: {f.segment(a.annotation)}`")
+        return tuple(found)
+
     def packed_sequences(self, site: Site) -> tuple[str, ...]:
         """The calls that pack a padded batch for a recurrent layer (`pack_padded_sequence`) in the
         code an entry point reaches, as ``"path:line `call`"``: torch.export cannot trace nn.GRU /
@@ -152,6 +176,29 @@ class Reach:
                 if isinstance(node, (ast.If, ast.While, ast.IfExp)) and _compares_size(node.test, params):
                     found.append(f"{path}:{node.lineno} `{f.segment(node.test)}`")
         return tuple(found)
+
+
+def _holds_str(annotation: ast.AST) -> bool:
+    """Whether a type annotation holds strings as values (`str`, `List[str]`, `Optional[str]`, the
+    values of a dict); a dict's string keys are its structure, which torch.export takes."""
+    if isinstance(annotation, ast.Name):
+        return annotation.id == "str"
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):  # "List[str]"
+        try:
+            return _holds_str(ast.parse(annotation.value, mode="eval").body)
+        except SyntaxError:
+            return False
+    if isinstance(annotation, ast.Attribute):
+        return False
+    if isinstance(annotation, ast.Subscript):
+        base = annotation.value.attr if isinstance(annotation.value, ast.Attribute) else getattr(annotation.value, "id", "")
+        args = list(annotation.slice.elts) if isinstance(annotation.slice, ast.Tuple) else [annotation.slice]
+        if base in ("Dict", "dict", "Mapping", "MutableMapping", "OrderedDict") and len(args) == 2:
+            args = args[1:]
+        return any(_holds_str(x) for x in args)
+    if isinstance(annotation, ast.BinOp):  # `str | None`
+        return _holds_str(annotation.left) or _holds_str(annotation.right)
+    return False
 
 
 def recorded_targets(recording, files: Files) -> Callable[[Site], set[tuple[str, str]] | None]:

@@ -51,6 +51,9 @@ class ProgramView:
     #: each script/trace call of the file reaches, as ``"path:line `call`"``; keyed by
     #: :func:`object_key` of the call.
     packed: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: The parameters annotated with ``str`` of the ``forward`` of what each script/trace call of
+    #: the file makes, as ``"path:line `param: annotation`"``; keyed by :func:`object_key` of the call.
+    strings: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def kind_of(self, name: str | None) -> str | None:
         return self.kinds.get(name) if name else None
@@ -63,6 +66,9 @@ class ProgramView:
 
     def packed_in(self, scope: str, code: str) -> tuple[str, ...]:
         return tuple(self.packed.get(object_key(scope, code), ()))
+
+    def string_inputs_of(self, scope: str, code: str) -> tuple[str, ...]:
+        return tuple(self.strings.get(object_key(scope, code), ()))
 
     def methods_of(self, scope: str, code: str) -> tuple[str, ...]:
         return tuple(self.methods.get(object_key(scope, code), ()))

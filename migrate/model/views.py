@@ -43,7 +43,7 @@ def views(files: Files, names: Names, classes: Classes, sites: Sites, kinds: Kin
             named[name] = kind
             if df is f:
                 named.setdefault(d.qualname, kind)
-        objects, inputs, recurrent, methods, method_inputs, alone, branches, packed = {}, {}, {}, {}, {}, set(), {}, {}
+        objects, inputs, recurrent, methods, method_inputs, alone, branches, packed, strings = {}, {}, {}, {}, {}, set(), {}, {}, {}
         for site in sites.by_file().get(path, ()):
             if site.kind == WRITER and site.unit is not None and any(s.kind == READER for s in site.unit.sites):
                 evidence = feeding.reader_evidence(site)
@@ -75,6 +75,9 @@ def views(files: Files, names: Names, classes: Classes, sites: Sites, kinds: Kin
                 packing = reach.packed_sequences(site)
                 if packing:
                     packed[object_key(site.scope, f.segment(site.node))] = packing
+                texts = reach.string_inputs(site)
+                if texts:
+                    strings[object_key(site.scope, f.segment(site.node))] = texts
         out[path] = ProgramView(named, objects, inputs, recurrent, methods, method_inputs, frozenset(alone),
-                                size_branches=branches, packed=packed)
+                                size_branches=branches, packed=packed, strings=strings)
     return out

@@ -543,7 +543,7 @@ def script_inputs(rule: Asker, call: cst.Call, model: cst.BaseExpression) -> tup
     if traced is not None:
         return traced, "trace of the same module"
     named = _named_example(rule, call, line)
-    if named is not None:
+    if named is not None and not _traces_another_with(rule, call, model, named):
         return named, f"`{named.value}` in scope"
     return None, ""
 
@@ -632,16 +632,32 @@ EXAMPLE_NAMES = ("example_inputs", "example_input", "example", "dummy_inputs", "
 
 def _trace_example(rule: Asker, call: cst.Call, model: cst.BaseExpression, line: int) -> cst.BaseExpression | None:
     """The example of a ``torch.jit.trace`` of the same module in the same function (or module body)."""
-    body = enclosing(rule, call, (cst.FunctionDef,)) or module_of(rule, call)
-    found: list[cst.BaseExpression] = []
     model_code = code(model)
+    found = [ex for m, ex in _traces_around(rule, call) if code(m) == model_code]
+    for ex in found:
+        if _defined_before(rule, ex, line):
+            return ex
+    return None
+
+
+def _traces_another_with(rule: Asker, call: cst.Call, model: cst.BaseExpression, name: cst.Name) -> bool:
+    """Whether a ``torch.jit.trace`` in the same function traces another module than ``model``
+    with the example ``name`` (`example` traced the encoder: it is not the decoder's input)."""
+    return any(isinstance(ex, cst.Name) and ex.value == name.value and code(m) != code(model)
+               for m, ex in _traces_around(rule, call))
+
+
+def _traces_around(rule: Asker, call: cst.Call) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """(module, example) of each ``torch.jit.trace`` in the function (or module body) of ``call``."""
+    body = enclosing(rule, call, (cst.FunctionDef,)) or module_of(rule, call)
+    found: list[tuple[cst.BaseExpression, cst.BaseExpression]] = []
 
     class _V(cst.CSTVisitor):
         def visit_Call(self, node: cst.Call) -> None:
             if node is not call and rule.matches(node.func, TRACE):
                 m, ex = argument(node, 0, "func"), argument(node, 1, "example_inputs")
-                if m is not None and ex is not None and code(m) == model_code:
-                    found.append(ex)
+                if m is not None and ex is not None:
+                    found.append((m, ex))
 
         def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
             return node is body
@@ -650,10 +666,7 @@ def _trace_example(rule: Asker, call: cst.Call, model: cst.BaseExpression, line:
             return False
 
     body.visit(_V())
-    for ex in found:
-        if _defined_before(rule, ex, line):
-            return ex
-    return None
+    return found
 
 
 def evidence_of(rule: Asker, call: cst.Call) -> dict | None:

@@ -180,6 +180,13 @@ def model_problem(rule: Asker, model: cst.BaseExpression, verb: str, functions: 
     call = rule.parent(rule.parent(model))
     if isinstance(call, cst.Call):
         defs = rule.enclosing_defs(call)
+        texts = rule.context.program.string_inputs_of(defs[0] if defs else "", code(call))
+        if texts:
+            return (f"the forward of `{shown(model)}` takes strings ({texts[0]}): torch.export takes tensors, and a "
+                    "string input becomes the example's value (verified with torch 2.13: the exported program accepts "
+                    "only the example's strings, `Guard failed: texts[0] == '...'`, and only their number); export "
+                    "the tensor module it calls (the core after tokenizing) and keep the string handling in Python "
+                    "beside it, then replace this call by hand")
         packing = rule.context.program.packed_in(defs[0] if defs else "", code(call))
         if packing:
             return (f"the forward of `{shown(model)}` packs its batch for a recurrent layer ({packing[0]}): torch.export "
