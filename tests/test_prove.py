@@ -158,7 +158,33 @@ def test_a_module_whose_recorded_export_failed_runs_eager_where_it_is_only_calle
 
 
 def test_outputs_that_differ_from_torchscript_fail_the_proof(tmp_path):
-    # TorchScript takes the scripting branch, an exported program the other one.
+    # TorchScript copied the attribute when it scripted the module; the program changed the eager
+    # module's afterwards, which the export takes.
+    write(tmp_path, "model.py", '''
+        import torch
+
+        class Scaled(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = 2.0
+
+            def forward(self, x):
+                return x * self.scale
+
+        def build():
+            return Scaled()
+    ''')
+    write(tmp_path, "main.py", MAIN.replace("model = torch.jit.script(build())",
+                                            "eager = build()\nmodel = torch.jit.script(eager)\neager.scale = 3.0"))
+    done = ts2export(tmp_path, "record", "-o", "rec.json", "--", sys.executable, "main.py", "out.pt")
+    verdict = proof(load_recording(tmp_path / "rec.json"))
+    assert verdict["verdict"] == "failed" and verdict["step"] == "compare", done.stderr
+    assert "outputs differ" in verdict["error"]
+
+
+def test_a_branch_for_torchscript_is_proven_as_the_migrated_code_takes_it(tmp_path):
+    # TSX501 writes torch.compiler.is_exporting() for torch.jit.is_scripting(): the exported
+    # program takes the branch TorchScript took, and the proof exports it so.
     write(tmp_path, "model.py", '''
         import torch
 
@@ -174,8 +200,40 @@ def test_outputs_that_differ_from_torchscript_fail_the_proof(tmp_path):
     write(tmp_path, "main.py", MAIN)
     done = ts2export(tmp_path, "record", "-o", "rec.json", "--", sys.executable, "main.py", "out.pt")
     verdict = proof(load_recording(tmp_path / "rec.json"))
-    assert verdict["verdict"] == "failed" and verdict["step"] == "compare", done.stderr
-    assert "outputs differ" in verdict["error"]
+    assert verdict["verdict"] == "proven", done.stderr
+    assert verdict["as_apply_writes"] == ["`torch.jit.is_scripting()` answered as `torch.compiler.is_exporting()`"]
+
+
+def test_calls_with_other_input_structures_fail_the_proof(tmp_path):
+    # one exported program takes one structure: here lists of two and of three tensors
+    write(tmp_path, "model.py", '''
+        from typing import List
+
+        import torch
+
+        class Summed(torch.nn.Module):
+            def forward(self, xs: List[torch.Tensor]):
+                out = xs[0]
+                for x in xs[1:]:
+                    out = out + x
+                return out
+
+        def build():
+            return Summed()
+    ''')
+    write(tmp_path, "main.py", '''
+        import sys
+        import torch
+        from model import build
+
+        model = torch.jit.script(build())
+        outs = [model([torch.ones(2), torch.ones(2)]), model([torch.ones(2)] * 3), model([torch.ones(2)] * 3)]
+        torch.save(outs, sys.argv[1])
+    ''')
+    done = ts2export(tmp_path, "record", "-o", "rec.json", "--", sys.executable, "main.py", "out.pt")
+    verdict = proof(load_recording(tmp_path / "rec.json"))
+    assert verdict["verdict"] == "failed" and verdict["step"] == "inputs", done.stderr
+    assert "1 other input structure(s) or dtype(s) (1 call(s))" in verdict["error"]
 
 
 def test_the_program_s_output_and_exit_code_are_unchanged_and_no_prove_skips_it(tmp_path):

@@ -105,6 +105,7 @@ def _prove_site(torch, site, eager, compiled, named_methods) -> dict:
     samples = 0
     ranges: dict = {}
     non_leaf: list[str] = []
+    rewrites: list[str] = []
     with _bound(_seconds()):
         for name in names:
             result = _prove_method(torch, eager, compiled, name, stats[name], function)
@@ -115,12 +116,15 @@ def _prove_site(torch, site, eager, compiled, named_methods) -> dict:
             samples += result.get("samples", 0)
             ranges.update(result.get("ranges", {}))
             non_leaf.extend(n for n in result.get("non_leaf", ()) if n not in non_leaf)
+            rewrites.extend(r for r in result.get("as_apply_writes", ()) if r not in rewrites)
             checked.append(name)
     out = {"verdict": "proven", "methods": checked, "samples": samples, "seconds": round(time.monotonic() - start, 3)}
     if ranges:
         out["ranges"] = ranges
     if non_leaf:
         out["non_leaf"] = non_leaf
+    if rewrites:  # what the proof did as apply writes it (see _as_apply_writes): the static checks still run
+        out["as_apply_writes"] = rewrites
     return out
 
 
@@ -157,6 +161,14 @@ def _prove_method(torch, eager, compiled, name, entry, function) -> dict:
     ex = variants.example_of(stats)
     if ex.args_code is None:
         return {"verdict": "skipped", "error": "; ".join(ex.notes) or "the inputs cannot be rebuilt"}
+    others = sum(v["calls"] for i, v in enumerate(stats["variants"]) if i != ex.variant) + stats.get("dropped_calls", 0)
+    if others:
+        # one exported program takes one input structure (the number of items of a list, a string's
+        # value, None or a tensor) and one dtype per input: the calls of the others would fail
+        return {"verdict": "failed", "step": "inputs", "frame": None, "error": (
+            f"the program called `{name}` with {len(stats['variants']) - 1 or 'other'} other input structure(s) or "
+            f"dtype(s) ({others} call(s)) besides the one an export takes, which one exported program would refuse "
+            "(a list of another length, a different string, None for a tensor, another dtype)")}
     step = "example"
     ranges: dict = {}
     try:
@@ -366,11 +378,16 @@ class _is_scripting_as_exporting:  # noqa: N801 - used as a context manager
                 return torch.compiler.is_exporting()
             return original()
 
+        self.internal = getattr(torch._jit_internal, "is_scripting", None)
         torch.jit.is_scripting = is_scripting
+        if self.internal is not None:
+            torch._jit_internal.is_scripting = is_scripting
         return asked
 
     def __exit__(self, *exc) -> None:
         self.torch.jit.is_scripting = self.original
+        if self.internal is not None:
+            self.torch._jit_internal.is_scripting = self.internal
 
 
 def _register_named_tuples(torch, classes) -> list[str]:
