@@ -12,9 +12,14 @@ tests), this script:
    sys.path, and a pytest plugin checks that the tests imported that copy, not site-packages);
 4. copies the tree again, runs `ts2export apply` (safe fixes) and `ts2export apply --unsafe-fixes`
    on the package and its tests (one fresh copy per mode), and runs the same subset on each;
+   mode record (`--modes record`, not by default) first runs the same subset on its fresh copy under
+   `ts2export record -o RUNDIR/rec.json --` (cwd = that copy, so the recording's paths are apply's),
+   then `ts2export apply --unsafe-fixes --recording RUNDIR/rec.json`, then the subset again;
 5. prints per package and mode: tests passed before / after, each test that fails only after with
    the ts2export finding(s) that rewrote the code its traceback runs through, files changed,
-   findings fixed and left by rule;
+   findings fixed and left by rule, findings held back behind an entry point whose target ts2export
+   cannot follow (from `scan --format json`, with the recording in mode record), the entry points the
+   recording reached, and the wall time of each step (tests before, record run, apply, tests after);
 6. writes everything to a JSON file, and with --write-docs regenerates the table in
    docs/reliability.md (or renders a saved JSON with --render JSON).
 
@@ -23,6 +28,7 @@ It installs packages and takes minutes, so it is not part of the test suite; its
 
     python scripts/real_packages.py                          # every package, both modes
     python scripts/real_packages.py --packages julius --modes unsafe --skip-install
+    python scripts/real_packages.py --packages cuequivariance-torch --modes unsafe,record --keep
     python scripts/real_packages.py --write-docs --date 2026-11-30
     python scripts/real_packages.py --render ~/.cache/ts2export-real/results.json --write-docs
 
@@ -53,15 +59,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from real_packages_report import (  # noqa: E402  (the pure parts, beside this script)
-    applied_findings, changed_hunks, compare, mode_label, module_files, parse_apply_left, read_log,
-    relative_to_tree, render_markdown, render_text, rule_counts, run_summary, test_outcomes, update_doc,
+    applied_findings, changed_hunks, compare, entry_point_counts, held_unfollowable, mode_label, module_files,
+    parse_apply_left, read_log, relative_to_tree, render_markdown, render_text, rule_counts, run_summary, test_outcomes,
+    update_doc,
 )
 
 REPO = Path(__file__).resolve().parent.parent
 PROBE = Path(__file__).resolve().parent / "real_packages_probe.py"
 PROBE_MODULE = "ts2export_real_probe"
 DOC = REPO / "docs" / "reliability.md"
-MODES = ("safe", "unsafe")
+MODES = ("safe", "unsafe", "record")
+DEFAULT_MODES = ("safe", "unsafe")
 RUNNER_REQUIREMENTS = ("pytest>=8", "pytest-xdist>=3", "pytest-timeout>=2", "setuptools>=68")
 
 
@@ -340,8 +348,12 @@ def copy_tree(src: Path, dest: Path) -> Path:
     return dest
 
 
-def run_tests(pkg: Package, venv: Path, tree: Path, out: Path, jobs: int, timeout: int | None) -> dict:
-    """Run the package's test subset on `tree`; returns the parsed outcomes and a summary."""
+def run_tests(pkg: Package, venv: Path, tree: Path, out: Path, jobs: int, timeout: int | None,
+              wrap: list[str] | None = None, slack: float = 1.0) -> dict:
+    """Run the package's test subset on `tree`; returns the parsed outcomes and a summary.
+
+    With `wrap`, the pytest command line runs under it (`ts2export record -o REC --`), with `slack` times
+    the time limit (the recording proves what the run compiled when its processes end)."""
     probe_dir = out.parent / "probe"
     probe_dir.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(PROBE, probe_dir / f"{PROBE_MODULE}.py")
@@ -369,7 +381,8 @@ def run_tests(pkg: Package, venv: Path, tree: Path, out: Path, jobs: int, timeou
     if jobs > 1:
         cmd += ["-n", str(jobs)]
     cmd += list(pkg.tests)
-    limit = timeout or pkg.timeout
+    cmd = [*(wrap or []), *cmd]
+    limit = int((timeout or pkg.timeout) * slack)
     started = time.monotonic()
     res = run(cmd, cwd=tree, env=env, timeout=limit, check=False)
     seconds = time.monotonic() - started
@@ -398,6 +411,11 @@ def ts2export(venv: Path, tree: Path, args: list[str], timeout: float = 1800) ->
 
 
 def scan_json(venv: Path, tree: Path, paths: list[str], extra: list[str]) -> list[dict]:
+    return scan_doc(venv, tree, paths, extra)["findings"]
+
+
+def scan_doc(venv: Path, tree: Path, paths: list[str], extra: list[str]) -> dict:
+    """`ts2export scan --format json`: findings, artifacts, and with --recording the entry points."""
     res = ts2export(venv, tree, ["scan", "--format", "json", "--no-progress", *extra, *paths])
     if res.returncode not in (0, 1) and not (res.stdout or "").lstrip().startswith("{"):
         raise Failure(f"ts2export scan exited {res.returncode}: {(res.stderr or '').strip()[-300:]}")
@@ -405,7 +423,7 @@ def scan_json(venv: Path, tree: Path, paths: list[str], extra: list[str]) -> lis
         data = json.loads(res.stdout)
     except json.JSONDecodeError as exc:
         raise Failure(f"ts2export scan printed no JSON ({exc})") from exc
-    return data["findings"]
+    return data
 
 
 def python_files(root: Path) -> dict[str, str]:
@@ -416,9 +434,11 @@ def python_files(root: Path) -> dict[str, str]:
     return out
 
 
-def migrate(pkg: Package, venv: Path, pristine: Path, tree: Path, mode: str, extra: list[str], findings: list[dict]) -> dict:
-    """Apply ts2export to `tree` (a fresh copy of `pristine`); `findings` is the scan made before."""
-    args = ["apply", "--no-progress", *(["--unsafe-fixes"] if mode == "unsafe" else []), *extra, *pkg.migrate]
+def migrate(pkg: Package, venv: Path, before: dict[str, str], tree: Path, mode: str, extra: list[str],
+            findings: list[dict]) -> dict:
+    """Apply ts2export to `tree`, whose source files were `before` (python_files); `findings` is the
+    scan made before. Mode record passes `--recording REC` in `extra`."""
+    args = ["apply", "--no-progress", *(["--unsafe-fixes"] if mode in ("unsafe", "record") else []), *extra, *pkg.migrate]
     started = time.monotonic()
     res = ts2export(venv, tree, args)
     seconds = time.monotonic() - started
@@ -426,7 +446,7 @@ def migrate(pkg: Package, venv: Path, pristine: Path, tree: Path, mode: str, ext
         raise Failure(f"`ts2export {' '.join(args)}` exited {res.returncode}: {(res.stderr or '').strip()[-300:]}")
     output = (res.stdout or "") + (res.stderr or "")
     errors = [ln for ln in output.splitlines() if ": error:" in ln or ln.startswith("error")]
-    before, after = python_files(pristine), python_files(tree)
+    after = python_files(tree)
     hunks = {p: changed_hunks(before[p], after[p]) for p in after if p in before and before[p] != after[p]}
     added = sorted(set(after) - set(before))
     left = parse_apply_left(res.stdout or "")
@@ -469,14 +489,25 @@ def run_package(pkg: Package, args: argparse.Namespace, work: Path) -> dict:
         log(f"{pkg.name}: before: {before['summary']['passed']} passed of {before['summary']['tests']} "
             f"in {before['summary']['seconds']:.0f} s")
         findings = scan_json(venv, tree, list(pkg.migrate), args.ts2export_args)
+        pristine_files = python_files(pristine)
         for mode in args.modes:
             m: dict = {}
             entry["modes"][mode] = m
             try:
                 tree = copy_tree(pristine, rundir / mode / pristine.name)
+                extra, mode_findings, before_files = list(args.ts2export_args), findings, pristine_files
+                if mode == "record":
+                    rec = record_run(pkg, venv, tree, rundir, args, m)
+                    extra += ["--recording", str(rec)]
+                    doc = scan_doc(venv, tree, list(pkg.migrate), extra)
+                    mode_findings = doc["findings"]
+                    m["entry_points"] = doc.get("entry_points", [])
+                    m.update(entry_point_counts(m["entry_points"]))
+                    before_files = python_files(tree)  # what the tests left in the tree is not apply's
+                m["held_unfollowable"] = held_unfollowable(mode_findings)
                 log(f"{pkg.name}: ts2export {mode_label(mode)}")
-                mig = migrate(pkg, venv, pristine, tree, mode, args.ts2export_args, findings)
-                log(f"{pkg.name}: {len(mig['files_changed'])} files changed; running the tests after")
+                mig = migrate(pkg, venv, before_files, tree, mode, extra, mode_findings)
+                log(f"{pkg.name}: {len(mig['files_changed'])} files changed in {mig['seconds']:.0f} s; running the tests after")
                 after = run_tests(pkg, venv, tree, rundir / mode, args.jobs, args.timeout)
                 cmp = compare(before["outcomes"], after["outcomes"], after["records"], tree, mig["hunks"],
                               mig["applied"], test_files, after["summary"]["timed_out"])
@@ -499,6 +530,24 @@ def run_package(pkg: Package, args: argparse.Namespace, work: Path) -> dict:
     return entry
 
 
+def record_run(pkg: Package, venv: Path, tree: Path, rundir: Path, args: argparse.Namespace, m: dict) -> Path:
+    """Mode record: the package's test subset, on the tree that apply will migrate next (cwd = the tree,
+    so the recording's paths are the ones apply reads), under `ts2export record -o RUNDIR/rec.json --`.
+    Keeps the run's summary (and wall time) in m["record_run"]; returns the recording."""
+    rec = rundir / "rec.json"
+    rec.unlink(missing_ok=True)
+    wrap = [str(venv / "bin" / "ts2export"), "record", "-o", str(rec), "--"]
+    log(f"{pkg.name}: running the tests under ts2export record")
+    res = run_tests(pkg, venv, tree, rundir / "record-run", args.jobs, args.timeout, wrap=wrap, slack=3)
+    m["record_run"] = res["summary"]
+    log(f"{pkg.name}: record run: {res['summary']['passed']} passed of {res['summary']['tests']} "
+        f"in {res['summary']['seconds']:.0f} s")
+    if not rec.exists():
+        tail = "\n".join((rundir / "record-run.log").read_text(encoding="utf-8", errors="replace").strip().splitlines()[-8:])
+        raise Failure(f"ts2export record wrote no recording {rec} (exit {res['summary']['exit']}):\n{tail}")
+    return rec
+
+
 def git_describe() -> str:
     try:
         sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, text=True, capture_output=True, check=True).stdout.strip()
@@ -513,7 +562,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0], formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog="Packages: " + ", ".join(f"{p.name} {p.version}" for p in PACKAGES.values()))
     p.add_argument("--packages", default=",".join(PACKAGES), help="comma-separated subset (default: all)")
-    p.add_argument("--modes", default=",".join(MODES), help="safe (apply), unsafe (apply --unsafe-fixes), or both (default)")
+    p.add_argument("--modes", default=",".join(DEFAULT_MODES),
+                   help="comma-separated: safe (apply), unsafe (apply --unsafe-fixes), record (the tests under "
+                   "`ts2export record`, then apply --unsafe-fixes --recording); default safe,unsafe")
     p.add_argument("--work", type=Path, default=Path(os.environ.get("TS2EXPORT_REAL_WORK", Path.home() / ".cache" / "ts2export-real")),
                    help="cache and work folder, outside the repository (default ~/.cache/ts2export-real)")
     p.add_argument("--skip-install", action="store_true", help="never install or download: reuse what --work holds")
@@ -535,7 +586,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error(f"unknown package {unknown[0]!r}; known: {', '.join(PACKAGES)}")
     args.modes = [s.strip() for s in args.modes.split(",") if s.strip()]
     if not args.modes or any(m not in MODES for m in args.modes):
-        p.error("--modes takes safe, unsafe or safe,unsafe")
+        p.error("--modes takes safe, unsafe and record, comma-separated")
     args.ts2export_args = shlex.split(args.ts2export_args)
     if args.jobs < 1:
         p.error("--jobs must be 1 or more")

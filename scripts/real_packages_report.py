@@ -390,7 +390,54 @@ def _counts_text(counts: dict[str, int]) -> str:
 
 
 def mode_label(mode: str) -> str:
-    return "apply --unsafe-fixes" if mode == "unsafe" else "apply"
+    return {"unsafe": "apply --unsafe-fixes", "record": "apply --unsafe-fixes --recording"}.get(mode, "apply")
+
+
+# What ts2export says of a fix it holds back because an entry point it cannot follow (a
+# `torch.jit.script(module)` whose argument it cannot resolve) may compile the code.
+UNFOLLOWABLE = "whose target ts2export cannot follow"
+
+
+def held_unfollowable(findings: list[dict]) -> int:
+    """Findings of a `scan --format json` whose fix is held back behind an entry point whose target
+    ts2export cannot follow (their `held_back` says so)."""
+    return sum(UNFOLLOWABLE in (f.get("held_back") or "") for f in findings)
+
+
+def entry_point_counts(entry_points: list[dict]) -> dict:
+    """{"entry_points_reached": N, "entry_points_total": M} of the `entry_points` list of a
+    `scan --format json --recording` (each torch.jit.script/trace call, and whether the run reached it)."""
+    return {"entry_points_reached": sum(bool(e.get("reached")) for e in entry_points),
+            "entry_points_total": len(entry_points)}
+
+
+def _seconds(x) -> str:
+    return f"{x:.0f}" if isinstance(x, (int, float)) else "–"
+
+
+def step_times(pkg: dict, m: dict) -> dict:
+    """Wall seconds of each step of a mode: the tests before (shared by the modes), the tests under
+    `ts2export record` (mode record only), apply, the tests after; None where a step did not run."""
+    return {"tests before": (pkg.get("before") or {}).get("seconds"),
+            "record run": (m.get("record_run") or {}).get("seconds"),
+            "apply": m.get("seconds"),
+            "tests after": (m.get("after") or {}).get("seconds")}
+
+
+def _times_text(pkg: dict, m: dict) -> str:
+    return ", ".join(f"{k} {_seconds(v)} s" for k, v in step_times(pkg, m).items() if v is not None)
+
+
+def _recording_text(m: dict) -> str:
+    parts = []
+    if "held_unfollowable" in m:
+        parts.append(f"{m['held_unfollowable']} held behind an unfollowable entry point")
+    if "entry_points_total" in m:
+        parts.append(f"entry points reached {m['entry_points_reached']} of {m['entry_points_total']}")
+    if m.get("record_run"):
+        r = m["record_run"]
+        parts.append(f"record run {r['passed']} passed of {r['tests']}")
+    return "; ".join(parts)
 
 
 def render_text(results: dict) -> str:
@@ -415,6 +462,10 @@ def render_text(results: dict) -> str:
                        f"{len(ts)} TorchScript-asserting; {len(m['files_changed'])} files changed; "
                        f"fixed {_fixed(m)} ({_counts_text(m['findings_fixed'])} matched to changed lines); "
                        f"left {_counts_text(m['findings_left'])}")
+            extra = _recording_text(m)
+            if extra:
+                out.append(f"     {extra}")
+            out.append(f"     times: {_times_text(pkg, m)}")
             for r in m["regressions"]:
                 out.append(f"     {r['class']}: {r['test']}: {r['reason']}")
                 for c in r["causes"]:
@@ -453,6 +504,7 @@ def render_markdown(results: dict) -> str:
                 f"| {ts} | {len(m['files_changed'])} | {_fixed(m)} "
                 f"| {sum(m['findings_left'].values())} ({_counts_text(m['findings_left'])}) |"
             )
+    lines.extend(_steps_table(results))
     lines.append("")
     lines.append("Subsets:")
     lines.append("")
@@ -478,6 +530,27 @@ def render_markdown(results: dict) -> str:
     lines.append("")
     lines.append(DOC_END)
     return "\n".join(lines)
+
+
+def _steps_table(results: dict) -> list[str]:
+    """Per package and mode: the findings held behind an entry point whose target ts2export cannot
+    follow, the entry points a recorded run reached, and the wall time of each step. Only for results
+    that carry them (older results JSON render as they did)."""
+    rows = []
+    for pkg in results["packages"]:
+        for mode, m in pkg.get("modes", {}).items():
+            if m.get("error") or not any(k in m for k in ("held_unfollowable", "record_run")):
+                continue
+            reached = f"{m['entry_points_reached']} of {m['entry_points_total']}" if "entry_points_total" in m else "–"
+            t = step_times(pkg, m)
+            rows.append(f"| {pkg['name']} {pkg['version']} | `{mode_label(mode)}` | {m.get('held_unfollowable', '–')} "
+                        f"| {reached} | {_seconds(t['tests before'])} | {_seconds(t['record run'])} | {_seconds(t['apply'])} "
+                        f"| {_seconds(t['tests after'])} |")
+    if not rows:
+        return []
+    return ["", "| package | mode | findings held behind an unfollowable entry point | entry points the recording reached "
+            "| tests before (s) | record run (s) | apply (s) | tests after (s) |",
+            "|---|---|---|---|---|---|---|---|", *rows]
 
 
 def _fixed(m: dict) -> int:

@@ -272,6 +272,64 @@ def test_render_markdown_and_text():
     assert "<- TSX302 tests/t.py:5 (frame tests/t.py:5)" in text
 
 
+def test_findings_held_behind_an_unfollowable_entry_point_and_the_entry_points_reached():
+    held = ("this code may be compiled by TorchScript through `torch.jit.script(...)` at tests/util.py:12:18, "
+            "which stays and whose target ts2export cannot follow")
+    findings = [
+        {"rule": "TSX101", "held_back": held},
+        {"rule": "TSX102", "held_back": "with --unsafe-fixes: " + held},
+        {"rule": "TSX103", "held_back": "`f` is still compiled by TorchScript through `@torch.jit.script` on `f` at a.py:3:1, which stays"},
+        {"rule": "TSX104", "held_back": None},
+        {"rule": "TSX105"},
+    ]
+    assert pure.held_unfollowable(findings) == 2
+    assert pure.held_unfollowable([]) == 0
+    entry_points = [{"path": "tests/util.py", "line": 12, "reached": True, "compiled": ["pkg/m.py:Layer"]},
+                    {"path": "tests/util.py", "line": 20, "reached": False, "compiled": None}]
+    assert pure.entry_point_counts(entry_points) == {"entry_points_reached": 1, "entry_points_total": 2}
+    assert pure.entry_point_counts([]) == {"entry_points_reached": 0, "entry_points_total": 0}
+
+
+def test_mode_labels():
+    assert [pure.mode_label(m) for m in rp.MODES] == ["apply", "apply --unsafe-fixes", "apply --unsafe-fixes --recording"]
+    assert rp.parse_args(["--modes", "unsafe,record"]).modes == ["unsafe", "record"]
+    assert rp.parse_args([]).modes == ["safe", "unsafe"]
+    with pytest.raises(SystemExit):
+        rp.parse_args(["--modes", "recorded"])
+
+
+def _recorded_results():
+    results = _results()
+    pkg = results["packages"][0]
+    pkg["modes"]["unsafe"].update({"seconds": 4.2, "held_unfollowable": 3})
+    pkg["modes"]["unsafe"]["after"]["seconds"] = 5.0
+    pkg["modes"]["record"] = {
+        "after": {"passed": 10, "seconds": 6.4}, "files_changed": ["pkg/m.py"], "findings_fixed": {"TSX302": 3},
+        "findings_left": {}, "passed_only_after": [], "regressions": [], "seconds": 7.6, "held_unfollowable": 0,
+        "record_run": {"tests": 12, "passed": 10, "seconds": 61.3}, "entry_points_reached": 2, "entry_points_total": 3,
+    }
+    return results
+
+
+def test_render_the_recording_and_the_time_of_each_step():
+    results = _recorded_results()
+    pkg = results["packages"][0]
+    assert pure.step_times(pkg, pkg["modes"]["record"]) == {"tests before": 3.0, "record run": 61.3, "apply": 7.6, "tests after": 6.4}
+    assert pure.step_times(pkg, pkg["modes"]["unsafe"])["record run"] is None
+    text = pure.render_text(results)
+    assert "     3 held behind an unfollowable entry point\n     times: tests before 3 s, apply 4 s, tests after 5 s" in text
+    assert "apply --unsafe-fixes --recording: 10 passed after; 0 fail only after" in text
+    assert ("0 held behind an unfollowable entry point; entry points reached 2 of 3; record run 10 passed of 12\n"
+            "     times: tests before 3 s, record run 61 s, apply 8 s, tests after 6 s") in text
+    md = pure.render_markdown(results)
+    assert "| pkg 1.0 | 12 | 10 | `apply --unsafe-fixes` | 8 | 1 | 1 | 2 | 2 | 1 (TSX401 1) |" in md  # the table as before
+    assert "| pkg 1.0 | 12 | 10 | `apply --unsafe-fixes --recording` | 10 | 0 | 0 | 1 | 3 | 0 (none) |" in md
+    assert "| package | mode | findings held behind an unfollowable entry point | entry points the recording reached |" in md
+    assert "| pkg 1.0 | `apply --unsafe-fixes` | 3 | – | 3 | – | 4 | 5 |" in md
+    assert "| pkg 1.0 | `apply --unsafe-fixes --recording` | 0 | 2 of 3 | 3 | 61 | 8 | 6 |" in md
+    assert "entry points the recording reached" not in pure.render_markdown(_results())  # older results: no such table
+
+
 def test_cases_of_one_test_that_fail_alike_are_grouped_in_the_doc():
     results = _results()
     mode = results["packages"][0]["modes"]["unsafe"]
