@@ -90,6 +90,7 @@ class Package:
     timeout: int = 600  # seconds for one pytest run
     test_timeout: int = 180  # seconds for one test (pytest-timeout)
     subset: str = ""  # why these tests: said in the table
+    binaries: bool = False  # copy the installed package's compiled modules (*.so) into the tree (the sdist has their sources only)
 
 
 PACKAGES: dict[str, Package] = {
@@ -310,7 +311,9 @@ def ensure_sdist(pkg: Package, work: Path, vpy: Path, skip_install: bool) -> Pat
         if skip_install:
             raise Failure(f"--skip-install, but the sdist of {pkg.name} {pkg.version} is not under {sdists}")
         log(f"{pkg.name}: downloading the sdist")
-        run([str(vpy), "-m", "pip", "download", "-q", "--disable-pip-version-check", "--no-binary", ":all:",
+        # --no-binary NAME, not :all: (which would also build the build backend's own dependencies from source,
+        # numpy and Cython for a Cython package: an hour on 2 cores)
+        run([str(vpy), "-m", "pip", "download", "-q", "--disable-pip-version-check", "--no-binary", pkg.name,
              "--no-deps", "-d", str(sdists), f"{pkg.name}=={pkg.version}"], timeout=900)
         found = [p for p in sdists.iterdir() if stem.match(p.name)]
         if not found:
@@ -337,7 +340,32 @@ def ensure_sdist(pkg: Package, work: Path, vpy: Path, skip_install: bool) -> Pat
     missing = [p for p in (*pkg.tests, *pkg.migrate) if not (tree / p).exists()]
     if missing:
         raise Failure(f"the sdist of {pkg.name} {pkg.version} has no {', '.join(missing)}: its tests are not shipped")
+    if pkg.binaries:
+        copy_binaries(pkg, vpy, tree)
     return tree
+
+
+BINARY_SUFFIXES = (".so", ".pyd")
+
+
+def copy_binaries(pkg: Package, vpy: Path, tree: Path) -> None:
+    """Copy the compiled modules of the installed package (site-packages) into the unpacked sdist, beside
+    the sources they are built from, so that the tests can import the tree (an sdist of a Cython package
+    ships .pyx files only). ts2export reads none of them."""
+    where = run([str(vpy), "-c", f"import {pkg.import_name}, os; print(os.path.dirname(os.path.realpath({pkg.import_name}.__file__)))"],
+                cwd=vpy.parent, env={k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}).stdout.strip()
+    installed = Path(where)
+    dest_root = tree / pkg.source_root / pkg.import_name.replace(".", "/")
+    copied = 0
+    for so in installed.rglob("*"):
+        if so.is_file() and so.suffix in BINARY_SUFFIXES:
+            dest = dest_root / so.relative_to(installed)
+            if not dest.exists() or dest.stat().st_size != so.stat().st_size:
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(so, dest)
+            copied += 1
+    if not copied:
+        raise Failure(f"{pkg.name}: binaries=True, but the installed package under {installed} has no compiled module")
 
 
 def copy_tree(src: Path, dest: Path) -> Path:
