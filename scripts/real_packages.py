@@ -195,6 +195,46 @@ PACKAGES: dict[str, Package] = {
             "(trains and evaluates models traced with torch.jit.trace)",
         ),
         Package(
+            name="thinc",
+            version="9.1.1",
+            import_name="thinc",
+            migrate=("thinc",),
+            tests=("thinc/tests/layers/test_torchscriptwrapper.py", "thinc/tests/layers/test_pytorch_wrapper.py",
+                   "thinc/tests/shims"),
+            requires=("pytest", "hypothesis", "mock"),
+            binaries=True,
+            subset="spaCy's machine-learning library (NLP): the TorchScript wrapper (`pytorch_to_torchscript_wrapper` "
+            "scripts a wrapped module with torch.jit.script, the shim saves and loads it with torch.jit.save / load), "
+            "the PyTorch wrapper and shim suites around it; the tests live in the package; its Cython modules are "
+            "copied from the installed wheel into the tree",
+        ),
+        Package(
+            name="hummingbird-ml",
+            version="0.4.12",
+            import_name="hummingbird",
+            migrate=("hummingbird", "tests"),
+            tests=("tests/test_backends.py", "tests/test_extra_conf.py", "tests/test_sklearn_decision_tree_converter.py",
+                   "tests/test_sklearn_imputer_converter.py", "tests/test_sklearn_sv_converter.py",
+                   "tests/test_sklearn_linear_converter.py", "tests/test_sklearn_pipeline.py",
+                   "tests/test_sklearn_isolation_forest_converter.py"),
+            requires=("pytest",),
+            subset="the suites that use the `torch.jit` backend (scikit-learn models compiled to tensor programs and "
+            "traced with torch.jit.trace, saved and loaded with torch.jit.save / load) beside the eager one",
+        ),
+        Package(
+            name="cuequivariance-torch",
+            version="0.13.0",
+            import_name="cuequivariance_torch",
+            migrate=("cuequivariance_torch", "tests"),
+            tests=("tests/operations", "tests/primitives", "tests/layers"),
+            requires=("cuequivariance==0.13.0", "pytest"),
+            subset="the operation, primitive and layer suites of NVIDIA's equivariant-GNN layers (spherical harmonics, "
+            "tensor products, symmetric contractions as in MACE): modules run eager and through the test helper "
+            "`module_with_mode`, whose `torch.jit.script(module)` / `torch.jit.trace(module, inputs)` compile whatever "
+            "module a test hands in (a target ts2export cannot follow); on CPU most cases skip (they need CUDA), "
+            "and of the scripted / traced ones only transpose's run",
+        ),
+        Package(
             name="torchprofile",
             version="0.1.0",
             import_name="torchprofile",
