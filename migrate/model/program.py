@@ -53,7 +53,7 @@ class Program:
         self.origins = Origins(self.names, self.values, self.sites, self.classes)  # where an object comes from
         self.kinds = Kinds(self.names, self.values, self.origins)  # module, function or class
         self.reach = Reach(self.files, self.names, self.origins, self.classes,  # what an entry point compiles
-                           recorded_targets(recording, self.files) if recording is not None else None)
+                           recorded_targets(recording, self.files, self.calls) if recording is not None else None)
         self.links = Links(self.sites, self.names, self.values, self.origins, self.calls, self.classes)
         self.units = Units(self.sites, self.links, self.origins, self.classes)  # what migrates together
         self.script_uses = ScriptUses(self.files, self.names, self.origins, self.sites, self.classes)  # tests of TorchScript-ness

@@ -201,14 +201,15 @@ def _holds_str(annotation: ast.AST) -> bool:
     return False
 
 
-def recorded_targets(recording, files: Files) -> Callable[[Site], set[tuple[str, str]] | None]:
+def recorded_targets(recording, files: Files, calls) -> Callable[[Site], set[tuple[str, str]] | None]:
     """For an entry point, the definitions of the run that the recorded run compiled or traced
     through it (the classes of the modules it was handed, their submodules' classes, the
-    functions); None where the run never reached it."""
+    functions); None where the run never reached it, or did not reach every call of the function
+    it is in (a helper that tests call: a test the run skipped would hand it another class)."""
 
     def lookup(site: Site) -> set[tuple[str, str]] | None:
         entries = recording.compiled_at(site.file.path, site.start[0])
-        if entries is None:
+        if entries is None or not _every_call_reached(site):
             return None
         out: set[tuple[str, str]] = set()
         for file, qualname in entries:
@@ -216,6 +217,19 @@ def recorded_targets(recording, files: Files) -> Callable[[Site], set[tuple[str,
             if path is not None:
                 out.add((path, qualname))
         return out
+
+    def _every_call_reached(site: Site) -> bool:
+        if not site.scope:
+            return True  # at module level: the run reached it, and nothing else hands it a value
+        seen: dict[str, list[int]] = {}
+        for file, line in recording.callers_at(site.file.path, site.start[0]) or ():
+            path = files.recorded(file, recording.cwd)
+            if path is not None:
+                seen.setdefault(path, []).append(line)
+        callers = calls.calls_of(site.file.path, site.scope)
+        return bool(callers) and all(
+            any(call.lineno <= line <= (call.end_lineno or call.lineno) for line in seen.get(f.path, ()))
+            for f, call in callers)
 
     return lookup
 

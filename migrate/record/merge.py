@@ -68,9 +68,10 @@ def merge_shards(shards: list[dict], cwd: str) -> tuple[dict, list[dict]]:
                 for p in s.get(field, []):
                     if p not in site[field]:
                         site[field].append(p)
-            if "compiled" in s:  # (a recording made before it was kept has none)
-                into = site.setdefault("compiled", [])
-                into.extend(e for e in s["compiled"] if e not in into)
+            for field in ("compiled", "callers"):  # (a recording made before they were kept has none)
+                if field in s:
+                    into = site.setdefault(field, [])
+                    into.extend(e for e in s[field] if e not in into)
             if s.get("proof") and _PROOF_RANK.get(s["proof"].get("verdict"), 0) > _PROOF_RANK.get(site.get("proof", {}).get("verdict"), -1):
                 site["proof"] = s["proof"]  # one process's failure outweighs another's success
             for name, m in s.get("methods", {}).items():
@@ -86,8 +87,9 @@ def merge_shards(shards: list[dict], cwd: str) -> tuple[dict, list[dict]]:
         site = {"id": ids[key], **site, "path": _relative(site["file"], cwd)}
         site["artifacts"] = sorted(site["artifacts"])
         site["saved"] = sorted(site["saved"])
-        if "compiled" in site:  # what the call compiled, its files relative to where the run was made
-            site["compiled"] = sorted([_relative(file, cwd), qualname] for file, qualname in site["compiled"])
+        for field in ("compiled", "callers"):  # what the call compiled, the calls that led to it: files relative to the run's folder
+            if field in site:
+                site[field] = sorted([_relative(file, cwd), value] for file, value in site[field])
         out_sites.append(site)
         for p in site["artifacts"]:
             artifacts.setdefault(p, {"saved_by": [], "loaded_by": []})["loaded_by"].append(site["id"])

@@ -171,6 +171,18 @@ class Recording:
             out.extend(entry for entry in map(tuple, s["compiled"]) if entry not in out)
         return out
 
+    def callers_at(self, path, line: int, root=None) -> list[tuple[str, int]] | None:
+        """(file, line) of the calls in the program's code that led to the calls of `torch.jit.script`
+        / `trace` at (path, line) in the recorded run (up to 8 frames out; files as compiled_at's).
+        None when the run never made that call (or the recording is older than this record)."""
+        made = [s for s in self.sites_at(path, line, root) if s["kind"] in ("script", "trace", "trace_module")]
+        if not made or any("callers" not in s for s in made):
+            return None
+        out: list[tuple[str, int]] = []
+        for s in made:
+            out.extend(entry for entry in map(tuple, s["callers"]) if entry not in out)
+        return out
+
     def artifact(self, path, root=None) -> dict | None:
         for a in self.artifacts:
             if _same_file(a, path, root, self.cwd):

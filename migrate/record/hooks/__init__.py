@@ -338,6 +338,19 @@ def _site_for(kind: str, target: str, frame, artifact: str | None = None) -> "_S
     return site
 
 
+def _callers_of(frame, depth: int = 8) -> list[tuple[str, int]]:
+    """(file, line) of the calls in the user's code that led to the call being made in `frame`
+    (a test calling the helper that scripts): which call sites of a helper the run reached."""
+    out: list[tuple[str, int]] = []
+    f = frame.f_back
+    while f is not None and len(out) < depth:
+        name = f.f_code.co_filename
+        if name not in _own_files and not name.startswith("<") and not os.path.abspath(name).startswith(_torch_dir):
+            out.append((os.path.abspath(name), f.f_lineno))
+        f = f.f_back
+    return out
+
+
 def _target_name(obj) -> str:
     if isinstance(obj, _torch.jit.ScriptModule):
         try:
@@ -429,10 +442,12 @@ def _guarded_register(kind, obj, frame, artifact=None, eager=None, methods=()):
         _register(obj, site)
         if eager is not None:
             found = compiled.compiled(eager, _torch, _torch_dir)
+            chain = _callers_of(frame)
             with shard.lock:
                 if site.compiled is None:
-                    site.compiled = []
+                    site.compiled, site.callers = [], []
                 compiled.add(site.compiled, found)
+                compiled.add(site.callers, chain)
             prove.keep(site, eager, obj, methods)
         if not shard.state.get("sigterm"):
             shard.state["sigterm"] = True

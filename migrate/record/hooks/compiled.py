@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 
-MAX_PER_SITE = 64
+MAX_PER_SITE = 64  # classes or functions, and calls leading to the site, kept per site
 
 
 def compiled(obj, torch, torch_dir: str) -> list[tuple[str, str]]:
@@ -48,10 +48,11 @@ def _defined_in(thing) -> tuple[str, str] | None:
     return os.path.abspath(file), ".".join(p for p in qualname.split(".") if p != "<locals>")
 
 
-def add(site_compiled: list, found: list[tuple[str, str]]) -> None:
-    """Add what one call compiled to what its site has compiled so far (each once, up to the cap)."""
+def add(kept: list, found: list[tuple]) -> None:
+    """Add what one call compiled (or the calls that led to it) to what its site has kept so far
+    (each once, up to the cap)."""
     for entry in found:
-        if len(site_compiled) >= MAX_PER_SITE:
+        if len(kept) >= MAX_PER_SITE:
             return
-        if list(entry) not in site_compiled:
-            site_compiled.append(list(entry))
+        if list(entry) not in kept:
+            kept.append(list(entry))

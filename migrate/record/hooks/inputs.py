@@ -408,6 +408,7 @@ class _Site:
         self.methods: dict[str, _Method] = {}
         self.proof: dict | None = None  # the verdict of the proof at exit (see .prove)
         self.compiled: list | None = None  # [file, qualname] of each class or function scripted or traced here
+        self.callers: list | None = None  # [file, line] of the calls in the user's code that led here
 
     def method(self, name: str, arg_names=None) -> _Method:
         m = self.methods.get(name)
@@ -423,6 +424,7 @@ class _Site:
         self.saved = []
         self.proof = None
         self.compiled = None
+        self.callers = None
         for m in self.methods.values():
             m.reset()
 
@@ -442,4 +444,5 @@ class _Site:
             "methods": {name: m.to_json() for name, m in self.methods.items()},
             **({"proof": self.proof} if self.proof is not None else {}),
             **({"compiled": [list(c) for c in self.compiled]} if self.compiled is not None else {}),
+            **({"callers": [list(c) for c in self.callers]} if self.callers is not None else {}),
         }
