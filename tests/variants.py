@@ -229,7 +229,14 @@ def hidden_inputs(source: str) -> str:
     new = module.visit(transformer)
     if not transformer.changed:
         return source
-    return new.code.rstrip("\n") + "\n" + HELPER
+    body = list(new.body)
+    guard = next((i for i, stmt in enumerate(body) if isinstance(stmt, cst.If)
+                  and "__main__" in cst.Module(body=[]).code_for_node(stmt.test)), None)
+    if guard is None:
+        return new.code.rstrip("\n") + "\n" + HELPER
+    # before `if __name__ == "__main__":`, which runs the program (after it, the helper is not yet defined)
+    helper = cst.parse_module(HELPER.lstrip("\n")).body
+    return new.with_changes(body=body[:guard] + list(helper) + body[guard:]).code
 
 
 class _PassAlong(cst.CSTTransformer):

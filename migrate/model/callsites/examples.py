@@ -641,10 +641,30 @@ def _trace_example(rule: Asker, call: cst.Call, model: cst.BaseExpression, line:
 
 
 def _traces_another_with(rule: Asker, call: cst.Call, model: cst.BaseExpression, name: cst.Name) -> bool:
-    """Whether a ``torch.jit.trace`` in the same function traces another module than ``model``
-    with the example ``name`` (`example` traced the encoder: it is not the decoder's input)."""
-    return any(isinstance(ex, cst.Name) and ex.value == name.value and code(m) != code(model)
-               for m, ex in _traces_around(rule, call))
+    """Whether a call in the same function hands ``name`` on together with another module than
+    ``model`` (`torch.jit.trace(encoder, example)`, or a helper's `_trace_with(encoder, example)`):
+    `example` was the encoder's input, not the decoder's."""
+    body = enclosing(rule, call, (cst.FunctionDef,)) or module_of(rule, call)
+    model_code = code(model)
+    found = [False]
+
+    class _V(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if node is call or len(node.args) < 2 or code(node.func) == model_code:
+                return
+            first = node.args[0].value
+            if code(first) != model_code and any(isinstance(a.value, cst.Name) and a.value.value == name.value
+                                                 for a in node.args[1:]):
+                found[0] = True
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is body
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+    body.visit(_V())
+    return found[0]
 
 
 def _traces_around(rule: Asker, call: cst.Call) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:

@@ -310,11 +310,22 @@ def _callers(rule: Asker, ret: cst.BaseExpression, plan: Plan, what: str) -> str
         value = value_expr(rule, c)
         if value is not c:  # load_model(p).eval()
             plan.edits.append(Edit(value, c))
+        holder = rule.parent(value)
+        targets = (holder.targets if isinstance(holder, cst.Assign) else
+                   [holder] if isinstance(holder, (cst.AnnAssign, cst.AugAssign)) else [])
+        if any(not isinstance(t.target, cst.Name) for t in targets) and _in_a_module(rule, c):
+            # `self.act = helper(...)` in a module: its child, which its `.eval()` / `.train()` reaches
+            return (f"the result of `{fn.name.value}()` is stored at line {rule.position(c).start.line} "
+                    f"(`{quoting.inline_node(targets[0].target)}`), where ts2export cannot follow it: an exported "
+                    "module refuses `.eval()`/`.train()`, which a module holding it passes on")
         b = binding(rule, value)
         if b.problem:
             continue
         for u in (classify_use(rule, r) for r in b.uses):
             line = rule.position(u.node).start.line
+            why = _handed_on(rule, u, f"result of `{fn.name.value}()`")
+            if why:
+                return why
             if u.kind == "mode":
                 edit, why = mode_edit(rule, u)
                 if edit is None:
@@ -335,6 +346,17 @@ def _callers(rule: Asker, ret: cst.BaseExpression, plan: Plan, what: str) -> str
         plan.imports.append(Import("torch"))
         plan.notes.append(f"`{fn.name.value}()`'s return annotation becomes `torch.nn.Module` (what it returns now)")
     return None
+
+
+def _in_a_module(rule: Asker, node: cst.CSTNode) -> bool:
+    """Whether ``node`` is in a class that is an nn.Module: a base named after torch.nn, or a
+    ``forward`` method."""
+    cls = enclosing(rule, node, (cst.ClassDef,))
+    if cls is None:
+        return False
+    if any(any(q.startswith("torch.nn.") for q in rule.qualnames(b.value)) for b in cls.bases):
+        return True
+    return any(isinstance(s, cst.FunctionDef) and s.name.value == "forward" for s in cls.body.body)
 
 
 #: Return annotations that name what a script or trace made (a function returning its export's module
