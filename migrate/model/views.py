@@ -69,15 +69,11 @@ def views(files: Files, names: Names, classes: Classes, sites: Sites, kinds: Kin
                 layers = reach.recurrent_layers(site)
                 if layers:
                     recurrent[object_key(site.scope, f.segment(site.node))] = layers
-                sized = reach.size_branches(site)
-                if sized:
-                    branches[object_key(site.scope, f.segment(site.node))] = sized
-                packing = reach.packed_sequences(site)
-                if packing:
-                    packed[object_key(site.scope, f.segment(site.node))] = packing
-                texts = reach.string_inputs(site)
-                if texts:
-                    strings[object_key(site.scope, f.segment(site.node))] = texts
+                # what keeps export from taking the module as it is (see ProgramView)
+                for table, found in ((branches, reach.size_branches(site)), (packed, reach.packed_sequences(site)),
+                                     (strings, reach.string_inputs(site))):
+                    if found:
+                        table[object_key(site.scope, f.segment(site.node))] = found
         out[path] = ProgramView(named, objects, inputs, recurrent, methods, method_inputs, frozenset(alone),
                                 size_branches=branches, packed=packed, strings=strings)
     return out

@@ -163,24 +163,22 @@ class Recording:
         (file, qualname) of each class and function of the program it took in (the module's class and
         its submodules' classes), files relative to the folder the recording was made in where they lie
         in it. None when the run never made that call (or the recording is older than this record)."""
-        made = [s for s in self.sites_at(path, line, root) if s["kind"] in ("script", "trace", "trace_module")]
-        if not made or any("compiled" not in s for s in made):
-            return None
-        out: list[tuple[str, str]] = []
-        for s in made:
-            out.extend(entry for entry in map(tuple, s["compiled"]) if entry not in out)
-        return out
+        return self._made_at(path, line, root, "compiled")
 
     def callers_at(self, path, line: int, root=None) -> list[tuple[str, int]] | None:
         """(file, line) of the calls in the program's code that led to the calls of `torch.jit.script`
         / `trace` at (path, line) in the recorded run (up to 8 frames out; files as compiled_at's).
         None when the run never made that call (or the recording is older than this record)."""
+        return self._made_at(path, line, root, "callers")
+
+    def _made_at(self, path, line: int, root, field: str) -> list[tuple] | None:
+        """The entries of ``field`` of every script/trace site at (path, line), each once."""
         made = [s for s in self.sites_at(path, line, root) if s["kind"] in ("script", "trace", "trace_module")]
-        if not made or any("callers" not in s for s in made):
+        if not made or any(field not in s for s in made):
             return None
-        out: list[tuple[str, int]] = []
+        out: list[tuple] = []
         for s in made:
-            out.extend(entry for entry in map(tuple, s["callers"]) if entry not in out)
+            out.extend(entry for entry in map(tuple, s[field]) if entry not in out)
         return out
 
     def artifact(self, path, root=None) -> dict | None:
