@@ -157,12 +157,13 @@ def entry_points_text(program) -> str:
 
 
 def to_json(results: Sequence[FileResult], program=None) -> str:
+    points = entry_points(program)
     doc = {
         "tool": "ts2export",
         "version": __version__,
         "findings": [f.to_dict() for f in _findings(results)],
         "artifacts": artifacts(program, results),
-        **({"entry_points": entry_points(program)} if entry_points(program) else {}),
+        **({"entry_points": points} if points else {}),
         "errors": [{"path": r.path, "message": r.error} for r in _errors(results)],
         "summary": summary_counts(results),
     }

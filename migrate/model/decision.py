@@ -259,7 +259,9 @@ class Solver:
                                           fi.keeps_torchscript, fi.keeps_tracing)
                 if why:
                     changed |= hold(fi, why)
-            # 3. exports that would fail on code left as it is
+            # 3. exports that would fail on code left as it is (what only eager Python runs aside:
+            # the holds below are of the export sites' own findings, which leave these as they are)
+            skipped = self._eager_only(fixable)
             for s in sites:
                 if s.kind not in (ENTRY_SCRIPT, ENTRY_TRACE) or not goes(s):
                     continue
@@ -284,7 +286,6 @@ class Solver:
                         for own in s.findings:
                             changed |= hold_export(own, why)
                         continue
-                skipped = self._eager_only(fixable)
                 for fi in self.findings:
                     if not fi.blocks_export or fixable(fi):
                         continue

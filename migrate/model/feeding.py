@@ -273,8 +273,7 @@ def recorded(recording, site: Site, method: str = "forward") -> dict | None:
         return None
     rec = recording.inputs_with_artifacts(site.file.path, site.start[0], method=method)
     if rec is None and method == "forward":
-        made = {s["target"] for s in recording.sites_at(site.file.path, site.start[0])
-                if s["kind"] in ("script", "trace", "trace_module")}
+        made = {s["target"] for s in recording.made_at(site.file.path, site.start[0])}
         if len(made) > 1:  # a helper handed several classes: no one example stands for them all
             return {"several": sorted(made), "recorded": True,
                     "where": [f"recording (this call made {len(made)} different modules: {', '.join(sorted(made)[:4])}"

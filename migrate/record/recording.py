@@ -171,9 +171,14 @@ class Recording:
         None when the run never made that call (or the recording is older than this record)."""
         return self._made_at(path, line, root, "callers")
 
+    def made_at(self, path, line: int, root=None) -> list[dict]:
+        """The recorded sites of the calls of `torch.jit.script` / `trace` / `trace_module` at (path,
+        line): one per class or function the call made a TorchScript object of."""
+        return [s for s in self.sites_at(path, line, root) if s["kind"] in ("script", "trace", "trace_module")]
+
     def _made_at(self, path, line: int, root, field: str) -> list[tuple] | None:
         """The entries of ``field`` of every script/trace site at (path, line), each once."""
-        made = [s for s in self.sites_at(path, line, root) if s["kind"] in ("script", "trace", "trace_module")]
+        made = self.made_at(path, line, root)
         if not made or any(field not in s for s in made):
             return None
         out: list[tuple] = []

@@ -644,40 +644,33 @@ def _traces_another_with(rule: Asker, call: cst.Call, model: cst.BaseExpression,
     """Whether a call in the same function hands ``name`` on together with another module than
     ``model`` (`torch.jit.trace(encoder, example)`, or a helper's `_trace_with(encoder, example)`):
     `example` was the encoder's input, not the decoder's."""
-    body = enclosing(rule, call, (cst.FunctionDef,)) or module_of(rule, call)
     model_code = code(model)
-    found = [False]
-
-    class _V(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            if node is call or len(node.args) < 2 or code(node.func) == model_code:
-                return
-            first = node.args[0].value
-            if code(first) != model_code and any(isinstance(a.value, cst.Name) and a.value.value == name.value
-                                                 for a in node.args[1:]):
-                found[0] = True
-
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is body
-
-        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-            return False
-
-    body.visit(_V())
-    return found[0]
+    return any(len(node.args) >= 2 and code(node.func) != model_code and code(node.args[0].value) != model_code
+               and any(isinstance(a.value, cst.Name) and a.value.value == name.value for a in node.args[1:])
+               for node in _calls_around(rule, call))
 
 
 def _traces_around(rule: Asker, call: cst.Call) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
     """(module, example) of each ``torch.jit.trace`` in the function (or module body) of ``call``."""
+    found = []
+    for node in _calls_around(rule, call):
+        if rule.matches(node.func, TRACE):
+            m, ex = argument(node, 0, "func"), argument(node, 1, "example_inputs")
+            if m is not None and ex is not None:
+                found.append((m, ex))
+    return found
+
+
+def _calls_around(rule: Asker, call: cst.Call) -> list[cst.Call]:
+    """The other calls in the function (or module body) of ``call``, nested functions and classes
+    left out."""
     body = enclosing(rule, call, (cst.FunctionDef,)) or module_of(rule, call)
-    found: list[tuple[cst.BaseExpression, cst.BaseExpression]] = []
+    found: list[cst.Call] = []
 
     class _V(cst.CSTVisitor):
         def visit_Call(self, node: cst.Call) -> None:
-            if node is not call and rule.matches(node.func, TRACE):
-                m, ex = argument(node, 0, "func"), argument(node, 1, "example_inputs")
-                if m is not None and ex is not None:
-                    found.append((m, ex))
+            if node is not call:
+                found.append(node)
 
         def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
             return node is body
