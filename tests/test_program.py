@@ -645,3 +645,108 @@ def test_a_script_wrapper_is_named_by_its_dotted_path(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.ts2export]\nscript-wrappers = ["compile_fast"]\n')
     with pytest.raises(ConfigError, match="dotted path"):
         load_config(tmp_path)
+
+
+_COMPAT = {
+    "pkg/__init__.py": "",
+    # torch is optional: the package imports without it (thinc's, spaCy's and many others' idiom)
+    "pkg/compat.py": """
+        try:
+            import torch
+            import torch.nn
+        except ImportError:
+            torch = None
+        """,
+    "pkg/model.py": """
+        from .compat import torch
+
+
+        class Scale(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = torch.nn.Parameter(torch.ones(4) * 2)
+
+            def forward(self, x):
+                return x * self.w
+
+
+        def build(path):
+            model = torch.jit.script(Scale().eval())
+            torch.jit.save(model, path)
+            return path
+        """,
+    "main.py": """
+        import sys
+
+        from pkg.compat import torch
+        from pkg.model import build
+
+        loaded = torch.jit.load(build(sys.argv[1] + ".model"))
+        torch.manual_seed(0)
+        torch.save(loaded(torch.randn(2, 4)), sys.argv[1])
+        """,
+}
+
+
+def test_a_library_imported_through_a_module_of_the_run_is_that_library(tmp_path):
+    """`from ..compat import torch` where compat.py does `import torch` (or `torch = None` without
+    it): `torch.jit.script` there is TorchScript, found and migrated (it was not seen: 0 findings
+    in thinc). The fix adds no `import torch` nor `from torch.export import Dim` to such a file,
+    which would make the package need torch to import; the program computes the same."""
+    import subprocess
+    import sys
+
+    files = {rel: textwrap.dedent(text).lstrip().encode() for rel, text in _COMPAT.items()}
+    program = Program(files)
+    assert program.names.library_name("pkg.compat.torch.jit.script") == "torch.jit.script"
+    assert program.names.library_name("pkg.model.Scale") == "pkg.model.Scale"  # the run's own: as it was
+    assert {(s.file.path, s.kind) for s in program.sites.all} >= {("pkg/model.py", ENTRY_SCRIPT), ("main.py", READER)}
+    assert program.views()["pkg/model.py"].reexports == {".compat.torch": "torch"}
+
+    tasks = [Task(rel, "python", data=data) for rel, data in files.items()]
+    results = {r.path: r for r in analyze(tasks, Options(fix="unsafe"), jobs=1).results}
+    assert {f.rule_id for f in results["pkg/model.py"].fixed} == {"TSX302", "TSX303"}
+    model = results["pkg/model.py"].new.decode()
+    assert "torch.export.export(Scale().eval()" in model and "torch.export.Dim.AUTO" in model
+    assert [line for line in model.splitlines() if "import" in line] == ["from .compat import torch"]
+    assert "torch.export.load(" in results["main.py"].new.decode()
+
+    def run(tree: dict[str, bytes], name: str):
+        import torch
+
+        folder = tmp_path / name
+        for rel, data in tree.items():
+            (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+            (folder / rel).write_bytes(data)
+        subprocess.run([sys.executable, "main.py", str(folder / "out.pt")], cwd=folder, check=True, capture_output=True)
+        return torch.load(folder / "out.pt")
+
+    import torch
+
+    migrated = {rel: results[rel].new if results[rel].changed else data for rel, data in files.items()}
+    torch.testing.assert_close(run(migrated, "after"), run(files, "before"))
+
+
+def test_a_save_method_with_keywords_no_script_module_takes_is_not_a_writer():
+    """`self._model.save(f, save_format="h5")` (Keras, in thinc's TensorFlow shim) would raise
+    TypeError on a ScriptModule: it is no TorchScript writer, and does not join the unit of the
+    file's `torch.jit.save`/`torch.jit.load` (whose unknown paths it matched)."""
+    program = _program({
+        "shims.py": """
+            import torch
+
+            class TorchShim:
+                def to_bytes(self, filelike):
+                    torch.jit.save(self._model, filelike)
+                    self._model.save(filelike, _extra_files={"meta": "1"})
+
+                def from_bytes(self, filelike):
+                    self._model = torch.jit.load(filelike)
+
+            class KerasShim:
+                def to_bytes(self, f):
+                    self._model.save(f, save_format="h5")
+            """,
+    })
+    writers = sorted(s.text for s in program.sites.all if s.kind == WRITER)
+    assert writers == ['self._model.save(filelike, _extra_files={"meta": "1"})', "torch.jit.save(self._model, filelike)"]

@@ -15,6 +15,7 @@ class Names:
     def __init__(self, files: Files) -> None:
         self.files = files
         self._defs_found: dict[tuple, tuple[PyFile, Def] | None] = {}  # (name, near, depth) -> lookup_def's answer
+        self._library: dict[tuple[str, str | None], str] = {}  # (name, near) -> library_name's answer
 
     def qualified(self, f: PyFile, node: ast.AST) -> str | None:
         """The dotted name an expression refers to (imports followed; module-level definitions of
@@ -26,11 +27,40 @@ class Names:
         if found is None:
             return ".".join(["builtins", *parts]) if hasattr(builtins, parts[0]) else None
         scope, binding = found
-        if binding.imports and not binding.values and not binding.defs and len(set(binding.imports)) == 1:
-            return ".".join([binding.imports[0], *parts[1:]])
+        if _imports_one(binding):
+            return self.library_name(".".join([binding.imports[0], *parts[1:]]), f.path)
         if binding.defs and not binding.values and not binding.imports and len(binding.defs) == 1:
             return ".".join([f"{f.module}.{binding.defs[0]}" if f.module else binding.defs[0], *parts[1:]])
         return None
+
+    def library_name(self, name: str, near: str | None = None) -> str:
+        """``name`` with a module of the run that re-exports a library's name replaced by that name:
+        ``pkg.compat.torch.jit.script`` is ``torch.jit.script`` where ``pkg/compat.py`` binds
+        ``torch`` by ``import torch`` alone (or with ``torch = None`` where the import fails, the
+        optional-dependency idiom); the name itself where it leads into no such module."""
+        key = (name, near)
+        found = self._library.get(key)
+        if found is None:
+            followed = self._follow_reexport(name, near, 0)
+            # a definition of the run keeps the name it is imported by (lookup_def follows it)
+            found = self._library[key] = followed if followed != name and not self.in_run(followed, near) else name
+        return found
+
+    def _follow_reexport(self, name: str, near: str | None, depth: int) -> str:
+        parts = name.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            f = self.files.module_file(".".join(parts[:cut]), near)
+            if f is None:
+                continue
+            binding = f.module_scope.names.get(parts[cut])
+            if binding is None or not _imports_one(binding) or depth >= MAX_DEPTH:
+                return name
+            target = ".".join([binding.imports[0], *parts[cut + 1:]])
+            if not self.in_run(target, f.path):
+                return target
+            further = self._follow_reexport(target, f.path, depth + 1)
+            return further if further != target else name
+        return name
 
     def lookup_def(self, name: str, near: str | None = None, depth: int = 0) -> tuple[PyFile, Def] | None:
         """The definition in the run that a dotted name names (through re-exports), if any."""
@@ -98,3 +128,10 @@ class Names:
     def def_of(self, f: PyFile, node: ast.AST) -> tuple[PyFile, Def] | None:
         name = self.qualified(f, node)
         return self.lookup_def(name, f.path) if name else None
+
+
+def _imports_one(binding) -> bool:
+    """Whether a name is bound by imports of one target only: no definition, and no value but
+    ``None`` (``try: import torch`` / ``except ImportError: torch = None``)."""
+    return (bool(binding.imports) and not binding.defs and len(set(binding.imports)) == 1 and binding.param_of is None
+            and not binding.loops and all(isinstance(v, ast.Constant) and v.value is None for v in binding.values))

@@ -310,7 +310,7 @@ class PyFile:
                     top = alias.name.split(".")[0]
                     scope.bind(top).imports.append(top)
         elif isinstance(node, ast.ImportFrom):
-            base = self._import_base(node)
+            base = self.import_base(node)
             for alias in node.names:
                 if alias.name == "*":
                     if base:
@@ -321,7 +321,7 @@ class PyFile:
             for name in node.names:
                 scope.bind(name).values.append(None)
 
-    def _import_base(self, node: ast.ImportFrom) -> str:
+    def import_base(self, node: ast.ImportFrom) -> str:
         if not node.level:
             return node.module or ""
         package = self.module.split(".")

@@ -16,7 +16,7 @@ from ts2export.model.names import Names
 from ts2export.model.paths import Paths
 from ts2export.model.pyfile import Def, Pos, PyFile, first_arg
 from ts2export.model.torchapi import (
-    JIT_LOAD, JIT_SAVE, LIBRARY_SCRIPTS, LITE_LOADS, PASS_THROUGH, SAVE_METHODS, SCRIPT, SCRIPT_IF_TRACING, SCRIPT_MODULES,
+    JIT_LOAD, JIT_SAVE, LIBRARY_SCRIPTS, LITE_LOADS, PASS_THROUGH, SAVE_KEYWORDS, SAVE_METHODS, SCRIPT, SCRIPT_IF_TRACING, SCRIPT_MODULES,
     TRACE, TRACE_MODULE,
 )
 
@@ -138,7 +138,8 @@ class Sites:
         elif name == JIT_SAVE:
             site = self._add(WRITER, f, node, name)
             site.patterns = self.paths.patterns(f, _arg(node, 1, "f"))
-        elif isinstance(node.func, ast.Attribute) and node.func.attr in SAVE_METHODS and name is None:
+        elif isinstance(node.func, ast.Attribute) and node.func.attr in SAVE_METHODS and name is None \
+                and all(k.arg is None or k.arg in SAVE_KEYWORDS for k in node.keywords):
             # a method of an object (`torch.save`, `np.save` are functions of modules: not ours)
             site = self._add(WRITER, f, node, "." + node.func.attr)
             site.writes_lite = SAVE_METHODS[node.func.attr] == "lite-save"

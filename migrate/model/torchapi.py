@@ -25,3 +25,7 @@ RECURRENT = {"torch.nn.GRU", "torch.nn.LSTM", "torch.nn.RNN", "torch.nn.modules.
 #: PackedSequence it makes (see Reach.packed_sequences).
 PACKING = {"torch.nn.utils.rnn.pack_padded_sequence", "torch.nn.utils.rnn.pack_sequence"}
 SAVE_METHODS = {"save": "save", "_save_for_lite_interpreter": "lite-save", "_save_to_buffer_for_lite_interpreter": "lite-save"}
+#: The keywords those methods take (ScriptModule.save(f, _extra_files=...); the lite ones add
+#: _use_flatbuffer): a `.save(f, save_format="h5")` (Keras) or `.save(path, overwrite=True)` is
+#: not a ScriptModule's, which would raise TypeError.
+SAVE_KEYWORDS = frozenset({"f", "_extra_files", "_use_flatbuffer"})

@@ -54,6 +54,24 @@ class ProgramView:
     #: The parameters annotated with ``str`` of the ``forward`` of what each script/trace call of
     #: the file makes, as ``"path:line `param: annotation`"``; keyed by :func:`object_key` of the call.
     strings: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: The names the file imports from a module of the run that only re-exports a library's name
+    #: (``from ..compat import torch`` where ``compat.py`` does ``import torch``), spelled as libcst
+    #: names them (``..compat.torch``), with that library's name (``torch``): a rule asking about
+    #: ``torch.jit.script`` finds ``torch.jit.script(m)`` of such a file.
+    reexports: Mapping[str, str] = field(default_factory=dict)
+
+    def library_name(self, name: str) -> str:
+        """``name`` with a re-exported library name (see ``reexports``) spelled as the library's."""
+        if self.reexports and name:
+            head = name
+            while True:
+                found = self.reexports.get(head)
+                if found is not None:
+                    return found + name[len(head):]
+                if "." not in head.lstrip("."):
+                    return name
+                head = head.rsplit(".", 1)[0]
+        return name
 
     def kind_of(self, name: str | None) -> str | None:
         return self.kinds.get(name) if name else None

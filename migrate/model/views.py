@@ -75,5 +75,26 @@ def views(files: Files, names: Names, classes: Classes, sites: Sites, kinds: Kin
                     if found:
                         table[object_key(site.scope, f.segment(site.node))] = found
         out[path] = ProgramView(named, objects, inputs, recurrent, methods, method_inputs, frozenset(alone),
-                                size_branches=branches, packed=packed, strings=strings)
+                                size_branches=branches, packed=packed, strings=strings,
+                                reexports=_reexports(f, names))
+    return out
+
+
+def _reexports(f, names: Names) -> dict[str, str]:
+    """The names the file imports from a module of the run that re-exports a library's name
+    (``from ..compat import torch``), as libcst spells them (``..compat.torch``), with the
+    library's name (``torch``)."""
+    out: dict[str, str] = {}
+    for node in f.walk():
+        if not isinstance(node, ast.ImportFrom) or not (node.level or names.in_run(node.module or "", f.path)):
+            continue
+        spelled = "." * node.level + (node.module or "")
+        base = f.import_base(node)
+        for alias in node.names:
+            if alias.name == "*":
+                continue
+            imported = f"{base}.{alias.name}" if base else alias.name
+            library = names.library_name(imported, f.path)
+            if library != imported:
+                out[f"{spelled}{alias.name}" if spelled.endswith(".") else f"{spelled}.{alias.name}"] = library
     return out

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+from dataclasses import replace
 from typing import Callable, ClassVar, Iterable, Iterator, Sequence
 
 import libcst as cst
@@ -290,7 +291,13 @@ class Rule(_RuleMeta, cst.BatchableCSTVisitor):
         all_edits: list[Edit] = list(edits or ())
         if replacement is not None:
             all_edits.insert(0, Edit(node, replacement))
-        fix = Fix(tuple(all_edits), tuple(imports), appl) if all_edits else None
+        imports, withdrawn = self._imports_beside_reexports(tuple(imports))
+        if withdrawn and all_edits:
+            message, all_edits, alternative = f"{message} (not rewritten: {withdrawn})", [], None
+        if alternative is not None:
+            alt_imports, alt_withdrawn = self._imports_beside_reexports(tuple(alternative.imports))
+            alternative = None if alt_withdrawn else replace(alternative, imports=alt_imports)
+        fix = Fix(tuple(all_edits), imports, appl) if all_edits else None
         second = None
         if fix is None:
             appl = Applicability.NONE
@@ -298,22 +305,43 @@ class Rule(_RuleMeta, cst.BatchableCSTVisitor):
             second = (Fix(tuple(alternative.edits), tuple(alternative.imports), appl), alternative.message)
         self.findings.append((node, message, fix, appl, second))
 
+    def _imports_beside_reexports(self, imports: tuple[Import, ...]) -> tuple[tuple[Import, ...], str | None]:
+        """The imports a fix needs, in a file that takes a library through a module of the run
+        (``from ..compat import torch``, where compat.py may bind ``torch = None`` so that the
+        package imports without it): ``import torch`` is dropped, the file's ``torch`` is it; an
+        import from that library would make the file need it, so the fix is withdrawn (why)."""
+        through = self.context.libraries_through_the_run
+        if not imports or not through:
+            return imports, None
+        kept: list[Import] = []
+        for imp in imports:
+            head = imp.module.split(".", 1)[0]
+            if head not in through:
+                kept.append(imp)
+            elif imp.name is not None or imp.asname is not None or imp.module != head:
+                spelled = f"from {imp.module} import {imp.name}" if imp.name else f"import {imp.module}"
+                return imports, (f"this file takes `{head}` from a module of its package, which lets it import "
+                                 f"without {head}; the fix needs `{spelled}`, which would not")
+        return tuple(kept), None
+
     # -- helpers over metadata --------------------------------------------------------------
     def qualnames(self, node: cst.CSTNode) -> set[str]:
         if isinstance(node, cst.Call):
             # libcst names a call after the function it calls; but the value of `f(a)` is not `f`, and
             # matching it would report `torch.jit.trace(m, x)(y)` twice (once per call) at one place.
             return set()
-        quick = self._imported_qualnames(node)
-        if quick is not None:
-            return quick
-        # What libcst's QualifiedNameProvider gives, without its walk of the whole tree: it stores,
-        # for each node with a scope, a lazy call of the scope's get_qualified_names_for.
-        try:
-            scope = self.get_metadata(ScopeProvider, node, None)
-        except KeyError:  # pragma: no cover - node created by a rule
-            return set()
-        return {q.name for q in scope.get_qualified_names_for(node)} if scope is not None else set()
+        found = self._imported_qualnames(node)
+        if found is None:
+            # What libcst's QualifiedNameProvider gives, without its walk of the whole tree: it stores,
+            # for each node with a scope, a lazy call of the scope's get_qualified_names_for.
+            try:
+                scope = self.get_metadata(ScopeProvider, node, None)
+            except KeyError:  # pragma: no cover - node created by a rule
+                return set()
+            found = {q.name for q in scope.get_qualified_names_for(node)} if scope is not None else set()
+        view = self.context.program
+        # a library's name imported through a module of the run (`from ..compat import torch`)
+        return {view.library_name(q) for q in found} if view.reexports else found
 
     def _imported_qualnames(self, node: cst.CSTNode) -> set[str] | None:
         """libcst's qualified names of a name the file imports at module level and binds nowhere
@@ -415,6 +443,7 @@ class Rule(_RuleMeta, cst.BatchableCSTVisitor):
             # an import's name, with the node's attributes after it (a name alone may be named
             # after the whole dotted import); or a local of the same name (below)
             for base in imported[head_name]:
+                base = ctx.program.library_name(base)
                 q = f"{base}.{tail}" if tail else base
                 if any(q.startswith(n) for n in names) if prefix else q in screen.names:
                     return True

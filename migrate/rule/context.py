@@ -105,3 +105,15 @@ class RuleContext:
             elif isinstance(node, ast.MatchMapping) and node.rest:
                 assigned.add(node.rest)
         return {k: frozenset(v) for k, v in imported.items()}, frozenset(defined), frozenset(assigned | defined)
+
+    @functools.cached_property
+    def libraries_through_the_run(self) -> frozenset[str]:
+        """The names the file binds to a library only through a module of the run that re-exports
+        it (``torch`` after ``from ..compat import torch``, see ``ProgramView.reexports``), and by no
+        import of the library itself."""
+        bound = self.bound_names
+        if not self.program.reexports or bound is None:
+            return frozenset()
+        return frozenset(name for name, bases in bound[0].items()
+                         if name not in bases and any(self.program.library_name(b) == name for b in bases))
+

@@ -275,7 +275,10 @@ def auto(dim: str, bounded: bool, size: int | None) -> str:
 
 
 def dim_name(rule: Asker, node: cst.CSTNode) -> tuple[str, list[Import]]:
-    """How generated code names ``torch.export.Dim``: ``Dim`` (imported) unless the file uses the name."""
+    """How generated code names ``torch.export.Dim``: ``Dim`` (imported) unless the file uses the
+    name, or takes ``torch`` from a module of its package (which may let it import without torch)."""
+    if "torch" in rule.context.libraries_through_the_run:
+        return "torch.export.Dim", [Import("torch")]
     module_scope = rule.get_metadata(ScopeProvider, node, None)
     while module_scope is not None and getattr(module_scope, "parent", module_scope) is not module_scope:
         module_scope = module_scope.parent
