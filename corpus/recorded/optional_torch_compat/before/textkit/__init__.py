@@ -1,0 +1,1 @@
+"""A small text-classification kit; torch is optional (the kit's tokenizer works without it)."""

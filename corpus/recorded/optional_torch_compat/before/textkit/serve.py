@@ -1,0 +1,19 @@
+"""The serving side: loads the compiled classifier and labels texts."""
+from textkit.compat import has_torch, torch
+from textkit.tokenize import encode
+
+LABELS = ("animal", "motion", "other")
+
+
+class Labeler:
+    def __init__(self, path):
+        if not has_torch:
+            raise RuntimeError("serving needs torch")
+        self.model = torch.jit.load(path)
+
+    def scores(self, texts):
+        ids = torch.tensor([encode(t) for t in texts])
+        return self.model(ids)
+
+    def label(self, texts):
+        return [LABELS[i] for i in self.scores(texts).argmax(-1).tolist()]
