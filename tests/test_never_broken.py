@@ -26,8 +26,9 @@ def _files(case) -> dict[str, bytes]:
     return {p.relative_to(case.before).as_posix(): p.read_bytes() for p in source_files(case.before)}
 
 
-def _apply(case, files: dict[str, bytes], mode: str, recording=None) -> dict[str, bytes]:
-    results = {r.path: r for r in run_tree(files, case_options(case, mode, recording))}
+def _apply(case, files: dict[str, bytes], mode: str, recording=None, results=None) -> dict[str, bytes]:
+    """The tree as apply writes it (``results``: the engine's, where the caller has them)."""
+    results = {r.path: r for r in (results or run_tree(files, case_options(case, mode, recording)))}
     out = dict(files)
     for rel, r in results.items():
         assert r.error is None, f"{rel}: {r.error}"
@@ -55,14 +56,19 @@ def _check(case, files: dict[str, bytes], modes: tuple[str, ...], variant_of: st
         if migrated == files or migrated in seen:
             continue
         seen.append(migrated)
-        try:
-            actual, _ = run_program(case.before, case.entry, case.timeout, extra_files=migrated)
-        except RuntimeError as exc:
-            changed = sorted(rel for rel in migrated if migrated[rel] != files[rel])
-            raise AssertionError(f"apply ({mode}) broke the program (changed: {changed}):\n{exc}") from None
-        compare_outputs(expected, actual, case)
+        _same_outputs(case, files, migrated, expected, mode)
         ran.append(mode)
     return ran
+
+
+def _same_outputs(case, files: dict[str, bytes], migrated: dict[str, bytes], expected, mode: str) -> None:
+    """The migrated program runs, with the outputs the program had."""
+    try:
+        actual, _ = run_program(case.before, case.entry, case.timeout, extra_files=migrated)
+    except RuntimeError as exc:
+        changed = sorted(rel for rel in migrated if migrated[rel] != files[rel])
+        raise AssertionError(f"apply ({mode}) broke the program (changed: {changed}):\n{exc}") from None
+    compare_outputs(expected, actual, case)
 
 
 def _not_a_program(variant_of: str, exc: Exception):
@@ -90,9 +96,13 @@ def test_recorded_mode_never_breaks(name, tmp_path):
     case = next(c for c in CASES if c.name == name)
     files = _files(case)
     recording = record_program(case, tmp_path)
-    _check(case, files, ("unsafe",), recording=recording)
+    results = run_tree(files, case_options(case, "unsafe", recording))
+    expected, _ = run_program(case.before, case.entry, case.timeout, extra_files=files)
+    migrated = _apply(case, files, "unsafe", results=results)
+    if migrated != files:
+        _same_outputs(case, files, migrated, expected, "recorded")
     static = [f for r in run_tree(files, case_options(case, "unsafe")) for f in r.fixed]
-    recorded = [f for r in run_tree(files, case_options(case, "unsafe", recording)) for f in r.fixed]
+    recorded = [f for r in results for f in r.fixed]
     lost = {(f.path, f.line, f.rule_id) for f in static} - {(f.path, f.line, f.rule_id) for f in recorded}
     assert len(recorded) >= len(static), f"the recording fixed {len(recorded)} where the static path fixed {len(static)}: lost {sorted(lost)}"
 
