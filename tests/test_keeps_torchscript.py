@@ -30,6 +30,17 @@ NAMED_TUPLE_MODEL = """
         """
 
 SCRIPTED = {
+    "TSX002": """
+        import torch
+
+        class M(torch.nn.Module):
+            def forward(self, x):
+                if torch.jit.__name__ == "torch.jit":
+                    return x * 2
+                return x
+
+        OUT = torch.jit.script(M())(torch.ones(3))
+        """,
     "TSX102": """
         import torch
 
