@@ -3,7 +3,7 @@ import sys
 
 from textkit.compat import torch
 from textkit.model import BagClassifier, export_classifier
-from textkit.serve import Labeler
+from textkit.serve import BACKEND, Labeler
 
 
 def main(out):
@@ -13,7 +13,7 @@ def main(out):
     first = ["the cat sat on the mat", "a dog ran fast"]
     second = ["the dog sat", "a cat ran on a mat slow", "mat"]
     torch.save({"first": labeler.scores(first), "second": labeler.scores(second),
-                "labels": labeler.label(first + second)}, out)
+                "labels": labeler.label(first + second), "backend": BACKEND}, out)
 
 
 if __name__ == "__main__":

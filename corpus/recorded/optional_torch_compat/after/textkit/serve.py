@@ -3,6 +3,8 @@ from textkit.compat import has_torch, torch
 from textkit.tokenize import encode
 
 LABELS = ("animal", "motion", "other")
+#: which runtime served the scores, reported with them (a backend key, as hummingbird-ml keeps one)
+BACKEND = "torch.jit" if has_torch else "none"
 
 
 class Labeler:
