@@ -143,6 +143,10 @@ class KnobRule(Rule):
     STATEMENT_CALLS: tuple[str, ...] = ()
     STATEMENT_PREFIXES: tuple[str, ...] = ()
     CONTEXT_MANAGERS: tuple[str, ...] = ()
+    #: Those of ``CONTEXT_MANAGERS`` that are generator functions under ``contextlib.contextmanager``:
+    #: calling one outside a ``with`` builds a context manager and runs none of its code
+    #: (tests/test_rule_examples.py checks this on torch), so such a statement does nothing.
+    INERT_CALLS: tuple[str, ...] = ()
     REASON = "only TorchScript's executor reads this setting (eager, torch.compile and torch.export ignore it)"
 
     def _name(self, call: cst.Call) -> str | None:
@@ -171,7 +175,14 @@ class KnobRule(Rule):
                     self.report(node, f"{shown} binds a name with `as` or is used in `async with`; remove it by hand: "
                                       f"{self.REASON}")
                 return
-            self.report(node, f"{shown} used outside a `with` statement; remove it by hand: {self.REASON}")
+            stmt = expression_statement(self, node)
+            edits = remove_small_statement(self, stmt) if stmt is not None and name in self.INERT_CALLS \
+                and all(_inert(a.value) for a in node.args) else None
+            if edits:
+                self.report(node, f"{shown} called outside a `with` statement builds a context manager and drops it: "
+                                  f"the statement does nothing, remove it ({self.REASON})", edits=edits)
+            else:
+                self.report(node, f"{shown} used outside a `with` statement; remove it by hand: {self.REASON}")
             return
         stmt = expression_statement(self, node)
         edits = remove_small_statement(self, stmt) if stmt is not None else None
@@ -180,3 +191,10 @@ class KnobRule(Rule):
         else:
             self.report(node, f"{shown} is used as a value (it returns the previous setting); remove it together with "
                               f"the code that restores the setting: {self.REASON}")
+
+
+def _inert(value: cst.BaseExpression) -> bool:
+    """A name or a literal: evaluating it runs no code (a call, an attribute's property, an
+    operator's method may)."""
+    return isinstance(value, (cst.Name, cst.Integer, cst.Float, cst.SimpleString))
+

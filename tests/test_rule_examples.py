@@ -78,3 +78,23 @@ def test_rules_are_documented():
             assert sections.get(key), f"{rule.id} lacks a '{key}' section"
         assert rule.INVALID, f"{rule.id} has no INVALID example"
         assert rule.VALID, f"{rule.id} has no VALID example"
+
+
+def test_inert_calls_run_nothing_when_called():
+    """A rule's ``INERT_CALLS`` (removed where called as a statement outside a `with`) are generator
+    functions under contextlib.contextmanager on this torch: the call runs none of their code."""
+    import contextlib
+    import importlib
+    import inspect
+
+    from ts2export.engine.registry import all_rules
+
+    checked = 0
+    for rule in all_rules():
+        for name in getattr(rule, "INERT_CALLS", ()):
+            module, attr = name.rsplit(".", 1)
+            fn = getattr(importlib.import_module(module), attr)
+            assert inspect.isgeneratorfunction(inspect.unwrap(fn)), name
+            assert isinstance(fn(True), contextlib._GeneratorContextManager), name
+            checked += 1
+    assert checked
