@@ -203,6 +203,8 @@ def _prove_method(torch, eager, compiled, name, entry, function) -> dict:
                 wider = _suggested_ranges(str(exc), ex.dims)
                 if wider and any(ranges.get(n) != r for n, r in wider.items()):
                     ranges.update(wider)
+                elif any(d.name not in ranges for d in ex.dims):  # the sizes seen, not wider
+                    ranges.update({d.name: [d.min, d.max] for d in ex.dims if d.name not in ranges})
                 elif ex.dims and any(ranges.get(d.name) != "dynamic" for d in ex.dims):
                     ranges.update({d.name: "dynamic" for d in ex.dims})
                 else:

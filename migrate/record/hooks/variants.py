@@ -107,7 +107,13 @@ def empty_method() -> dict:
 
 
 class DynamicDim:
-    """One named dynamic dim: the (input, dim) pairs that always had the same size, and its range."""
+    """One named dynamic dim: the (input, dim) pairs that always had the same size, and its range.
+
+    ``min`` and ``max`` are the smallest and largest sizes seen. The code writes a wider range, as
+    the static path does (``Dim.AUTO(max=max(64, 8 * size))``): no lower bound, and an upper bound of
+    at least 64 and 8 times the largest size: a size the run did not show, which TorchScript took,
+    must not be refused by the exported program. ``exact``: the range is the one a proof exported
+    with (torch.export asked for it, or the wider range failed), written as it is."""
 
     name: str
     min: int | None  # None: torch's default (a proof found the recorded minimum too narrow for export)
@@ -115,12 +121,23 @@ class DynamicDim:
     example: int
     members: tuple[tuple[str, int], ...]  # (input path such as "ids" or "batch_0", dim index)
     hint: str | None = None  # "DYNAMIC": no range (a proof found export takes only that), Dim.DYNAMIC
+    exact: bool = False
+
+    @property
+    def bound(self) -> int:
+        """The upper bound the code writes."""
+        return self.max if self.exact else max(self.max, WIDER_THAN_SEEN, 8 * self.max)
 
     def code(self) -> str:
         if self.hint:
             return f"torch.export.Dim.{self.hint}"
-        low = "" if self.min is None else f"min={self.min}, "
-        return f'torch.export.Dim("{self.name}", {low}max={self.max})'
+        low = "" if self.min is None or not self.exact else f"min={self.min}, "
+        return f'torch.export.Dim("{self.name}", {low}max={self.bound})'
+
+
+#: The least upper bound written for a dim that varied (the static path's DEFAULT_MAX, in
+#: ts2export.model.callsites.examples: the hooks import nothing of ts2export).
+WIDER_THAN_SEEN = 64
 
 
 _DTYPE_CODE = {"int64": "torch.long", "float32": None, "bool": "torch.bool"}
@@ -398,7 +415,7 @@ def example_of(stats: dict, ranges: dict | None = None) -> Example:
     dims, sizes, dim_of = _dynamic_dims(v, paths, notes)
     if ranges:
         widened = {d.name: replace(d, hint="DYNAMIC") if ranges[d.name] == "dynamic" else
-                   replace(d, min=ranges[d.name][0], max=ranges[d.name][1]) for d in dims if d.name in ranges}
+                   replace(d, min=ranges[d.name][0], max=ranges[d.name][1], exact=True) for d in dims if d.name in ranges}
         dims = [widened.get(d.name, d) for d in dims]
         dim_of = {k: widened.get(d.name, d) for k, d in dim_of.items()}
         notes += [(f"{d.name}: Dim.DYNAMIC (seen {d.example} among sizes up to {d.max}): export refused the named range"
