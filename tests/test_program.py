@@ -750,3 +750,4 @@ def test_a_save_method_with_keywords_no_script_module_takes_is_not_a_writer():
     })
     writers = sorted(s.text for s in program.sites.all if s.kind == WRITER)
     assert writers == ['self._model.save(filelike, _extra_files={"meta": "1"})', "torch.jit.save(self._model, filelike)"]
+

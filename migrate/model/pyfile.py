@@ -86,9 +86,15 @@ class Scope:
         return None
 
 
+#: How many folders without an ``__init__.py``, one inside the other, a package may hold as
+#: namespace portions of it (see :func:`module_name`).
+NAMESPACE_DEPTH = 2
+
+
 def module_name(path: str, has_init=None) -> str:
     """The dotted module name Python gives ``path``: its folders up to the topmost one holding an
-    ``__init__.py`` (a script outside any package is named by its stem). ``has_init(folder)``
+    ``__init__.py``, through up to :data:`NAMESPACE_DEPTH` folders without one between packages
+    (a script outside any package is named by its stem). ``has_init(folder)``
     says whether a folder holds one (default: look on disk). The climb is over the absolute path, so
     that the name does not depend on the current folder (``check .`` inside a package's folder
     names its modules as ``check /abs/path/to/package`` does)."""
@@ -99,8 +105,18 @@ def module_name(path: str, has_init=None) -> str:
     stem = os.path.splitext(os.path.basename(path))[0]
     parts = [] if stem == "__init__" else [stem]
     folder = os.path.dirname(path)
-    while folder not in ("", os.sep) and has_init(folder):
-        parts.insert(0, os.path.basename(folder))
+    bridged: list[str] = []  # folders without one, kept while a package above may hold them
+    while folder not in ("", os.sep):
+        if has_init(folder):
+            parts[:0] = [os.path.basename(folder), *bridged]
+            bridged = []
+        elif len(bridged) < NAMESPACE_DEPTH:
+            # a folder without __init__.py inside a package is a namespace portion of it: Python
+            # imports `pkg/ops/linear.py` (no pkg/ops/__init__.py) as `pkg.ops.linear`; kept only
+            # if a folder above it holds one
+            bridged.insert(0, os.path.basename(folder))
+        else:
+            break
         parent = os.path.dirname(folder)
         if parent == folder:
             break

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ts2export.model import pathpattern as ap
 from ts2export.model.calls import Calls
+from ts2export.model.flow import Blocks, reaches
 from ts2export.model.memo import MAX_DEPTH, PathMemo
 from ts2export.model.names import Names
 from ts2export.model.parametrize import MAX_ENTRIES, parametrized
@@ -37,6 +38,7 @@ class Values:
         self.names = names
         self.calls = calls
         self._values = PathMemo([])  # values's answers (they cut cycles with the path: see ts2export.model.memo)
+        self._blocks: dict[int, Blocks] = {}  # id(scope node) -> its statements' nesting (ts2export.model.flow)
 
     def values(self, f: PyFile, node: ast.AST, depth: int = 0, seen: frozenset = frozenset(), env: "Env | None" = None) -> list:
         """What ``node`` may evaluate to, as alternatives: ``(file, expr)``, ``("def", file, Def)``
@@ -66,11 +68,12 @@ class Values:
             for target in binding.imports:
                 hit = self.names.lookup_def(target, f.path)
                 out.append(("def", hit[0], hit[1]) if hit is not None else (f, node))
-            for value in binding.values:
+            values, param = self._reaching(f, scope, binding, node)
+            for value in values:
                 out.extend(self.values(f, value, depth + 1, seen, env) if value is not None else [UNKNOWN])
             for iterable, index in binding.loops:
                 out.extend(self._iterated(f, iterable, index, depth + 1, seen, env))
-            if binding.param_of is not None:
+            if param:
                 out.extend(self.param_values(f, binding.param_of, node.id, depth, seen))
             return out
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
@@ -87,6 +90,22 @@ class Values:
         if isinstance(node, ast.BoolOp):
             return [v for value in node.values for v in self.values(f, value, depth + 1, seen, env)]
         return [(f, node)]
+
+    def _reaching(self, f: PyFile, scope, binding, use: ast.Name) -> tuple[list, bool]:
+        """The assignments of ``use``'s name that may reach it, and whether its parameter does: all
+        of them, unless the name is bound more than once in the scope that ``use`` is read in
+        (not a closure), where the statements' nesting rules some out (ts2export.model.flow)."""
+        param = binding.param_of is not None
+        if len(binding.values) + param < 2 or f.scope_at(use) is not scope or scope.node is None:
+            return binding.values, param
+        body = getattr(scope.node, "body", None)
+        if not isinstance(body, list):
+            return binding.values, param
+        blocks = self._blocks.get(id(scope.node))
+        if blocks is None:
+            blocks = self._blocks[id(scope.node)] = Blocks(body)
+        kept = [v for v in binding.values if v is None or reaches(blocks, v, use, binding.values)]
+        return kept, param and reaches(blocks, None, use, binding.values)
 
     def _iterated(self, f: PyFile, iterable: ast.AST, index: int | None, depth: int, seen: frozenset, env) -> list:
         """Values a loop variable takes: the elements of a literal list, tuple or set (through names
