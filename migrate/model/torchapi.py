@@ -29,3 +29,7 @@ SAVE_METHODS = {"save": "save", "_save_for_lite_interpreter": "lite-save", "_sav
 #: _use_flatbuffer): a `.save(f, save_format="h5")` (Keras) or `.save(path, overwrite=True)` is
 #: not a ScriptModule's, which would raise TypeError.
 SAVE_KEYWORDS = frozenset({"f", "_extra_files", "_use_flatbuffer"})
+#: TorchScript's context managers (``contextlib`` generator functions): called outside a ``with``,
+#: they build a generator and run nothing, so what such a call is handed is not used there.
+INERT_CALLS = frozenset({"torch.jit.optimized_execution", "torch.jit._fuser.optimized_execution",
+                         "torch.jit.fuser", "torch.jit._fuser.fuser"})

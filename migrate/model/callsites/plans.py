@@ -20,6 +20,7 @@ from ts2export.model.callsites.syntax import (
     TRACE_MODULE, module_of, argument, enclosing, shown,
 )
 from ts2export.model.callsites.uses import Use, is_false, classify_use, mode_edit, value_expr
+from ts2export.model.torchapi import INERT_CALLS
 
 
 @dataclass
@@ -48,7 +49,7 @@ def plan_uses(rule: Asker, call: cst.Call, new_code: Callable[[bool], str], what
     if b.problem:
         plan.problem = f"cannot follow the {what} ({b.problem})"
         return plan
-    uses, why = _through_freezes(rule, [classify_use(rule, u) for u in b.uses])
+    uses, why = _through_freezes(rule, [classify_use(rule, u) for u in b.uses if not _inert(rule, u)])
     if why:
         plan.problem = why
         return plan
@@ -267,6 +268,15 @@ def _handed_on(rule: Asker, use: Use, what: str) -> str | None:
             "program does with it there (save it, freeze it, call it with other inputs) would meet an exported "
             "module, so it stays as it is; pass it to a function of the project (or bind it to a name the code "
             "uses directly), or check a migration with `ts2export record` and `apply --test`")
+
+
+def _inert(rule: Asker, ref: cst.CSTNode) -> bool:
+    """``torch.jit.optimized_execution(m)`` as a statement of its own: the call builds a context
+    manager and drops it (torchapi.INERT_CALLS), so ``m`` is not used there, whatever it is."""
+    arg = rule.parent(ref)
+    call = rule.parent(arg) if isinstance(arg, cst.Arg) and arg.value is ref else None
+    return (isinstance(call, cst.Call) and isinstance(rule.parent(call), cst.Expr)
+            and rule.matches(call.func, *INERT_CALLS) is not None)
 
 
 def _returned(rule: Asker, ref: cst.CSTNode) -> bool:
