@@ -60,6 +60,7 @@ class CondRewrite:
         returning = _always_returns(true_body)
         region = [stmt] + rest
         operands, outputs = self._dataflow(site, true_body, false_body, region, returning)
+        _check_dtypes(true_body, false_body, outputs, returning)
         t_name, f_name = self._names(site)
         params = cst.Parameters(params=[cst.Param(cst.Name(n)) for n in operands])
         if returning:
@@ -354,6 +355,65 @@ def _check_pure(stmts: list) -> None:
                              f"use the out-of-place `{func.attr.value[:-1]}()`")
         for n in _named_exprs(stmt):
             raise Unfit("a branch uses `:=`; rewrite it with `torch.cond` by hand")
+
+#: Tensor methods that convert to one dtype, by the dtype they give.
+_CASTS = {"double": "float64", "float": "float32", "half": "float16", "bfloat16": "bfloat16", "long": "int64",
+          "int": "int32", "short": "int16", "bool": "bool", "byte": "uint8", "char": "int8"}
+_DTYPE_NAMES = {"double": "float64", "float": "float32", "half": "float16", "long": "int64", "int": "int32",
+                "short": "int16", "cdouble": "complex128", "cfloat": "complex64"}
+
+
+def _cast(node: cst.BaseExpression) -> str | None:
+    """The dtype an expression surely converts its value to at its outermost step (`.double()`,
+    `.to(torch.float64)`, a comparison's bool), or None where the expression does not say."""
+    node = unparen(node)
+    if isinstance(node, cst.Comparison):
+        return "bool"
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        name = node.func.attr.value
+        if name in _CASTS and not node.args:
+            return _CASTS[name]
+        if name in ("to", "type") and node.args:
+            arg = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "dtype"), None)
+            if arg is None and node.args[0].keyword is None:
+                arg = node.args[0].value
+            if isinstance(arg, cst.Attribute) and isinstance(arg.value, cst.Name) and arg.value.value == "torch":
+                return _DTYPE_NAMES.get(arg.attr.value, arg.attr.value)
+    return None
+
+
+def _check_dtypes(true_body: list, false_body: list, outputs: list[str], returning: bool) -> None:
+    """Raise Unfit where the two branches surely give an output different dtypes (one converts
+    it, `.double()`, and the other does not, or to another): TorchScript returns either, torch.cond
+    needs one dtype for both (export fails, `RuntimeError when making fake tensor call`)."""
+    def last_values(body: list) -> dict[str, cst.BaseExpression]:
+        found: dict[str, cst.BaseExpression] = {}
+        for node in walk_statements(body):
+            if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+                found[node.targets[0].target.value] = node.value
+        return found
+
+    def returned(body: list) -> list[list[cst.BaseExpression]]:
+        out = []
+        for node in walk_statements(body):
+            if isinstance(node, cst.Return) and node.value is not None:
+                out.append([e.value for e in node.value.elements] if isinstance(node.value, cst.Tuple) else [node.value])
+        return out
+
+    if returning:
+        rows = returned(true_body) + returned(false_body)
+        slots = {i: {_cast(row[i]) for row in rows if i < len(row)} for i in range(max((len(r) for r in rows), default=0))}
+        where = {i: f"returned value {i + 1}" if len(slots) > 1 else "the returned value" for i in slots}
+    else:
+        t, f = last_values(true_body), last_values(false_body)
+        slots = {n: {_cast(t[n]) if n in t else None, _cast(f[n]) if n in f else None} for n in outputs}
+        where = {n: f"`{n}`" for n in outputs}
+    for key, casts in slots.items():
+        if len(casts) > 1:
+            shown = ", ".join(sorted(c for c in casts if c))
+            raise Unfit(f"the branches give {where[key]} different dtypes ({shown} in one, not in the other); torch.cond "
+                        "needs the same dtype from both: convert it after the `if`, then use `torch.cond`")
+
 
 def _non_name_target(target: cst.BaseExpression) -> cst.BaseExpression | None:
     if isinstance(target, cst.Name):

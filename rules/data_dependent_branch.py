@@ -69,8 +69,11 @@ class DataDependentBranch(Rule):
 
     ## Fix safety
     Unsafe: the structure of the code changes. `torch.cond` needs both branches to produce tensors of
-    the same dtype (export fails with "expected same dtype" otherwise; add `.to(dtype)`), and the
-    predicate becomes a tensor: `t.item() > c` turns into `t > c`, which compares in `t`'s dtype
+    the same dtype (export fails, `RuntimeError when making fake tensor call`, otherwise): where one
+    branch surely converts an output (`.double()`, `.to(torch.float16)`, a comparison's bool) and
+    the other does not, or to another dtype, the `if` is reported and left as it is; a dtype that
+    differs through a call the rule cannot see is not caught (a recording's proof, replayed on the
+    rewritten code, is: `apply --recording`). The predicate becomes a tensor: `t.item() > c` turns into `t > c`, which compares in `t`'s dtype
     instead of Python's float64 (a difference only for values within rounding of `c` in low
     precision), `int(t)` becomes `t.long()`, and the truth of a number (`if t:`) becomes
     `t.bool()`. Outputs that may alias an input (views, `.to()`, `nn.Identity`, methods of the
@@ -190,6 +193,14 @@ class DataDependentBranch(Rule):
             "    def forward(self, x):\n"
             "        if x.max() > 10:\n            self.overflows += 1\n            x = x / 10\n"
             "        return x\n",
+            count=1,
+        ),
+        # reported, left alone: the branches give the output different dtypes
+        Invalid(
+            "import torch\n\n\nclass Net(torch.nn.Module):\n"
+            "    def forward(self, x):\n"
+            "        if x.mean() > 0:\n            y = (x * 2).double()\n        else:\n            y = x + 1\n"
+            "        return y\n",
             count=1,
         ),
         # reported, left alone: raise on data
