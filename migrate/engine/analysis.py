@@ -11,6 +11,7 @@ from typing import Sequence
 
 from ts2export.engine.check import decide, run_one
 from ts2export.engine.notebooks import module_bytes, place_findings
+from ts2export.engine.replayed import replay_exempted
 from ts2export.engine.tasks import FileResult, Options, Run, Task, mode_allows, unit_label
 from ts2export.model.decision import Decision
 from ts2export.model.findings import ScanFinding
@@ -33,7 +34,16 @@ def analyze(tasks: Sequence[Task], options: Options, jobs: int | None = None, pr
     write. A fix planned but not applied (its result did not compile, say) holds back what depends
     on it, and the fix pass runs again, at most twice more."""
     with Analysis(tasks, options, jobs, progress) as analysis:
-        return analysis.run(options.exclude_units)
+        out = analysis.run(options.exclude_units)
+        if options.fix is not None and options.recording and out.exempted:
+            # entry points let through although their recorded proof failed (at code a fix
+            # rewrites): their proofs run again on the code written, and hold what fails there
+            replays = replay_exempted(out, analysis.tasks, options.recording)
+            failed = {tuple(r["key"]): r["reason"] for r in replays if r.get("reason")}
+            if failed:
+                out = analysis.run(options.exclude_units, failed)
+            out.replays = replays
+        return out
 
 
 class Analysis:
@@ -62,11 +72,12 @@ class Analysis:
     def close(self) -> None:
         self._workers.__exit__(None, None, None)
 
-    def run(self, exclude_units: Sequence[str] = ()) -> Run:
-        """Decide (with ``exclude_units`` rolled back) and, when fixing, fix under that decision."""
+    def run(self, exclude_units: Sequence[str] = (), held: dict[tuple[str, str], str] | None = None) -> Run:
+        """Decide (with ``exclude_units`` rolled back, and the fixes ``held`` names held back:
+        (path, anchor) -> why) and, when fixing, fix under that decision."""
         options = replace(self.options, exclude_units=tuple(exclude_units))
         first = [_fresh(r) for r in self.first]  # each run decides its own copy of the findings
-        out = _decide_and_fix(first, self.tasks, self.program, options, self._workers, self)
+        out = _decide_and_fix(first, self.tasks, self.program, options, self._workers, self, held or {})
         place_findings(out.results)
         return out
 
@@ -94,11 +105,11 @@ def _first_pass(tasks: Sequence[Task], options: Options, workers: "_Workers", pr
 
 
 def _decide_and_fix(first: list[FileResult], tasks: Sequence[Task], program: Program | None, options: Options,
-                    workers: "_Workers", analysis: Analysis) -> Run:
+                    workers: "_Workers", analysis: Analysis, held: dict[tuple[str, str], str]) -> Run:
     if program is None:
         return Run(first, None)
-    decision = program.solve()
-    excluded: dict[tuple[str, str], str] = {}
+    decision = program.solve(held)
+    excluded: dict[tuple[str, str], str] = dict(held)
     if options.exclude_units:  # units the caller rolls back (`apply --test`): held, with what depends on them
         for r in first:
             units = decision.units.get(r.path, {})
@@ -139,7 +150,7 @@ def _decide_and_fix(first: list[FileResult], tasks: Sequence[Task], program: Pro
         if _same_holds(again, decision, extra):
             break
         decision = again
-    return Run(results, program)
+    return Run(results, program, decision.exempted)
 
 
 def _unsafe_holds(first: list[FileResult], program: Program, excluded: dict[tuple[str, str], str]) -> None:

@@ -79,3 +79,5 @@ class Run:
 
     results: list[FileResult]
     program: Program | None = None
+    exempted: list[dict] = field(default_factory=list)  # the decision's (see Decision.exempted)
+    replays: list[dict] = field(default_factory=list)  # what replaying their proofs said (engine.replayed)

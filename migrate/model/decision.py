@@ -44,6 +44,10 @@ class Decision:
     regions: dict[str, dict[str, tuple[str | None, str | None]]] = field(default_factory=dict)
     units: dict[str, dict[str, str]] = field(default_factory=dict)  # path -> anchor -> unit label
     switched: dict[str, dict[str, str]] = field(default_factory=dict)  # path -> anchor -> why its second fix
+    #: entry points that migrate although their recorded proof failed, at code a fix rewrites (see
+    #: Solver._rewritten_where_it_failed): {"path", "line", "proof", "key"}, to replay the proof on
+    #: the code apply writes (ts2export.engine.replayed)
+    exempted: list[dict] = field(default_factory=list)
 
     def for_file(self, path: str) -> "FileDecision":
         return FileDecision(self.held.get(path, {}), self.regions.get(path, {}), self.units.get(path, {}),
@@ -150,6 +154,7 @@ class Solver:
         engine could not apply (their units wait too)."""
         held: dict[tuple[str, str], str] = dict(extra_held or {})
         switched: dict[tuple[str, str], str] = {}  # findings whose second fix (no export) is taken
+        exempted: dict[int, Site] = {}  # entry points whose failed proof lies in code a fix rewrites
         writers = {id(s) for s in self.sites.all if self.links.is_writer(s)}
         sites = [s for s in self.sites.all if s.kind != WRITER or id(s) in writers]
         reach = {id(s): self.reach.reach(s) for s in sites if s.kind not in (WRITER, READER)}
@@ -210,6 +215,8 @@ class Solver:
                     proof = self.proof(s)
                     if proof and proof.get("verdict") == "failed" and goes(s) and not self._rewritten_where_it_failed(proof, fixable):
                         blockers.append((s, proof_failure(proof)))
+                    elif proof and proof.get("verdict") == "failed" and goes(s):
+                        exempted[id(s)] = s
                     elif proof and proof.get("non_leaf") and goes(s) and not leaves_fixed:
                         blockers.append((s, non_leaf_failure(proof)))
                     elif s.kind in (ENTRY_SCRIPT, ENTRY_TRACE) and goes(s) and any(
@@ -308,7 +315,12 @@ class Solver:
                                    "and check the result with `apply --test` or a recording")
                             for own in s.findings:
                                 changed |= hold_export(own, why)
-        return self._decision(held, switched, sites, reach, goes)
+        out = self._decision(held, switched, sites, reach, goes)
+        for s in exempted.values():
+            own = next((fi for fi in s.findings if fixable(fi)), None)
+            if own is not None:
+                out.exempted.append({"path": s.file.path, "line": s.start[0], "proof": self.proof(s), "key": own.key})
+        return out
 
     def _eager_only(self, fixable: Callable[[ScanFinding], bool]) -> dict[str, list[tuple[int, int]]]:
         """Per file, the lines that run only in eager Python once this run's fixes are written

@@ -267,6 +267,21 @@ class Recording:
         return tuple(args), dict(kwargs)
 
 
+    def replay_kit(self, key: str) -> bytes | None:
+        """The bytes of a failed proof's replay kit (see ts2export.record.hooks.replay), or None
+        where the archive lacks it."""
+        import zipfile
+
+        side = self.samples_file
+        if side is None:
+            return None
+        try:
+            with zipfile.ZipFile(side) as zf:
+                return zf.read(key)
+        except (OSError, KeyError, zipfile.BadZipFile):
+            return None
+
+
 def load_recording(path: str | os.PathLike[str]) -> Recording:
     p = Path(path)
     try:

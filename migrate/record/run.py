@@ -215,6 +215,18 @@ def _write(shards: Path, output: Path, command, cwd, exit_code, seconds, samples
                 {"key": key, "variant": c["variant"], "shapes": c["shapes"], "bytes": c["bytes"]}
             )
             kept += 1
+        for site in recording["sites"]:  # the replay kits of failed proofs (see hooks/replay.py)
+            proof = site.get("proof") or {}
+            kit = proof.pop("replay", None)
+            if kit is None:
+                continue
+            try:
+                data = (shards / kit).read_bytes()
+            except OSError:
+                continue
+            proof["replay"] = f"replay/{site['id']}.pt"
+            zf.writestr(proof["replay"], data)
+            kept += 1
     recording = {
         **{k: recording[k] for k in ("format", "version")},
         "command": list(command),

@@ -191,6 +191,7 @@ def _prove_method(torch, eager, compiled, name, entry, function) -> dict:
         expected = [_call(torch, lambda a, k: _method(compiled, name)(*a, **k), a, k) for a, k in inputs]
         _register_outputs(torch, expected)
         step = "export"
+        first_dynamic = ex.dynamic_shapes_inline_code  # what apply writes without a proven range
         ep = None
         while ep is None:  # the recorded ranges; those export suggests; Dim.DYNAMIC (torch trips on some ranges)
             dynamic = eval(ex.dynamic_shapes_inline_code, scope) if ex.dynamic_shapes_inline_code else None  # noqa: S307
@@ -247,7 +248,12 @@ def _prove_method(torch, eager, compiled, name, entry, function) -> dict:
             traceback.print_exc()
         if step == "run":
             return {"verdict": "skipped", "step": step, "error": "the TorchScript object failed on the recorded inputs: " + _first_line(exc)}
-        return {"verdict": "failed", "step": step, "error": _first_line(exc), "frame": _user_frame(exc, torch)}
+        failed = {"verdict": "failed", "step": step, "error": _first_line(exc), "frame": _user_frame(exc, torch)}
+        if step == "export" and failed["frame"]:  # in the user's code, which apply may rewrite
+            kit = _keep_kit(torch, eager, name, function, inputs, expected, first_dynamic)
+            if kit:
+                failed["replay"] = kit
+        return failed
     out = {"verdict": "proven", "samples": len(inputs) - 1, "dynamic": [d.name for d in ex.dims]}
     if rewrites:
         out["as_apply_writes"] = rewrites
@@ -256,6 +262,41 @@ def _prove_method(torch, eager, compiled, name, entry, function) -> dict:
     if ranges:
         out["ranges"] = {name: ranges}
     return out
+
+
+MAX_KIT_BYTES = 256 << 20  # parameters and buffers of an object kept for a replay
+
+
+def _keep_kit(torch, eager, name, function, inputs, expected, dynamic) -> str | None:
+    """Keep what a replay of this proof on the migrated code needs (see :mod:`.replay`): the
+    object (pickled: its classes by module and name), the inputs, TorchScript's outputs and the
+    dynamic shapes apply writes. The file's name in the shard folder, or None (an object of
+    ``__main__`` or of a local class, which the replay cannot import; a large one)."""
+    try:
+        owner = eager if function else type(eager)
+        if getattr(owner, "__module__", "__main__") == "__main__" or "<locals>" in getattr(owner, "__qualname__", "<locals>"):
+            return None
+        if not function and sum(t.numel() * t.element_size() for t in [*eager.parameters(), *eager.buffers()]) > MAX_KIT_BYTES:
+            return None
+        _keep_kit.count = getattr(_keep_kit, "count", 0) + 1
+        file = f"replay-{os.getpid()}-{_keep_kit.count}.pt"
+        import io
+        import json
+        import zipfile
+
+        kit = {"object": eager, "method": name, "function": function, "inputs": inputs, "expected": expected,
+               "dynamic": dynamic}
+        buf = io.BytesIO()
+        torch.save(kit, buf)
+        tmp = os.path.join(shard.folder, file + ".tmp")
+        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED) as zf:
+            # the import path, read before the object is unpickled (its classes import from it)
+            zf.writestr("path.json", json.dumps([os.path.abspath(p or os.getcwd()) for p in sys.path]))
+            zf.writestr("kit.pt", buf.getvalue())
+        os.replace(tmp, os.path.join(shard.folder, file))
+        return file
+    except Exception:  # noqa: BLE001 - no replay: the static exemption decides, as before
+        return None
 
 
 _SUGGESTED = re.compile(r"^\s*(\w+) = (?:Dim\('(\w+)'((?:, (?:min|max)=-?\d+)*)\)|(-?\d+))\s*$", re.M)
