@@ -60,7 +60,7 @@ class CondRewrite:
         returning = _always_returns(true_body)
         region = [stmt] + rest
         operands, outputs = self._dataflow(site, true_body, false_body, region, returning)
-        _check_dtypes(true_body, false_body, outputs, returning)
+        _check_dtypes(true_body, false_body, outputs, returning, site.analyzer.module.methods)
         t_name, f_name = self._names(site)
         params = cst.Parameters(params=[cst.Param(cst.Name(n)) for n in operands])
         if returning:
@@ -363,14 +363,19 @@ _DTYPE_NAMES = {"double": "float64", "float": "float32", "half": "float16", "lon
                 "short": "int16", "cdouble": "complex128", "cfloat": "complex64"}
 
 
-def _cast(node: cst.BaseExpression) -> str | None:
+def _cast(node: cst.BaseExpression, methods: dict | None = None, depth: int = 0) -> str | None:
     """The dtype an expression surely converts its value to at its outermost step (`.double()`,
-    `.to(torch.float64)`, a comparison's bool), or None where the expression does not say."""
+    `.to(torch.float64)`, a comparison's bool, a method of the module whose one `return` does),
+    or None where the expression does not say."""
     node = unparen(node)
     if isinstance(node, cst.Comparison):
         return "bool"
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
         name = node.func.attr.value
+        target = node.func.value
+        if methods and depth < 3 and isinstance(target, cst.Name) and target.value == "self" and name in methods:
+            returns = [n for n in walk_statements(list(methods[name].body.body)) if isinstance(n, cst.Return)]
+            return _cast(returns[0].value, methods, depth + 1) if len(returns) == 1 and returns[0].value is not None else None
         if name in _CASTS and not node.args:
             return _CASTS[name]
         if name in ("to", "type") and node.args:
@@ -382,7 +387,7 @@ def _cast(node: cst.BaseExpression) -> str | None:
     return None
 
 
-def _check_dtypes(true_body: list, false_body: list, outputs: list[str], returning: bool) -> None:
+def _check_dtypes(true_body: list, false_body: list, outputs: list[str], returning: bool, methods: dict) -> None:
     """Raise Unfit where the two branches surely give an output different dtypes (one converts
     it, `.double()`, and the other does not, or to another): TorchScript returns either, torch.cond
     needs one dtype for both (export fails, `RuntimeError when making fake tensor call`)."""
@@ -402,11 +407,11 @@ def _check_dtypes(true_body: list, false_body: list, outputs: list[str], returni
 
     if returning:
         rows = returned(true_body) + returned(false_body)
-        slots = {i: {_cast(row[i]) for row in rows if i < len(row)} for i in range(max((len(r) for r in rows), default=0))}
+        slots = {i: {_cast(row[i], methods) for row in rows if i < len(row)} for i in range(max((len(r) for r in rows), default=0))}
         where = {i: f"returned value {i + 1}" if len(slots) > 1 else "the returned value" for i in slots}
     else:
         t, f = last_values(true_body), last_values(false_body)
-        slots = {n: {_cast(t[n]) if n in t else None, _cast(f[n]) if n in f else None} for n in outputs}
+        slots = {n: {_cast(t[n], methods) if n in t else None, _cast(f[n], methods) if n in f else None} for n in outputs}
         where = {n: f"`{n}`" for n in outputs}
     for key, casts in slots.items():
         if len(casts) > 1:

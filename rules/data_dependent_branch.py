@@ -70,9 +70,9 @@ class DataDependentBranch(Rule):
     ## Fix safety
     Unsafe: the structure of the code changes. `torch.cond` needs both branches to produce tensors of
     the same dtype (export fails, `RuntimeError when making fake tensor call`, otherwise): where one
-    branch surely converts an output (`.double()`, `.to(torch.float16)`, a comparison's bool) and
-    the other does not, or to another dtype, the `if` is reported and left as it is; a dtype that
-    differs through a call the rule cannot see is not caught (a recording's proof, replayed on the
+    branch surely converts an output (`.double()`, `.to(torch.float16)`, a comparison's bool, a
+    method of the module whose one `return` does) and the other does not, or to another dtype, the
+    `if` is reported and left as it is; a dtype that differs through another call is not caught (a recording's proof, replayed on the
     rewritten code, is: `apply --recording`). The predicate becomes a tensor: `t.item() > c` turns into `t > c`, which compares in `t`'s dtype
     instead of Python's float64 (a difference only for values within rounding of `c` in low
     precision), `int(t)` becomes `t.long()`, and the truth of a number (`if t:`) becomes
@@ -201,6 +201,14 @@ class DataDependentBranch(Rule):
             "    def forward(self, x):\n"
             "        if x.mean() > 0:\n            y = (x * 2).double()\n        else:\n            y = x + 1\n"
             "        return y\n",
+            count=1,
+        ),
+        # ... also where a method of the module converts it (its one `return` says)
+        Invalid(
+            "import torch\n\n\nclass Net(torch.nn.Module):\n"
+            "    def forward(self, x):\n"
+            "        if x.mean() > 0:\n            return self.half_of(x)\n        return x + 1\n\n"
+            "    def half_of(self, t):\n        return (t / 2).to(torch.float16)\n",
             count=1,
         ),
         # reported, left alone: raise on data

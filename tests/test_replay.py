@@ -23,8 +23,9 @@ from tests.test_prove import proof, run_output, ts2export, write
 pytestmark = pytest.mark.slow
 
 # The branch on a value becomes torch.cond (TSX401, an unsafe fix). In ROUTER the two branches give
-# the output different dtypes through a helper the rule cannot see into: TorchScript returns either,
-# torch.cond refuses them (export fails on the rewritten line).
+# the output different dtypes through a function the rule does not follow (it sees `.double()` in
+# the branch, or in a method of the module): TorchScript returns either, torch.cond refuses them
+# (export fails on the rewritten line).
 GATE = '''
 import torch
 from torch import nn
@@ -49,9 +50,8 @@ def build():
     return Gate().eval()
 '''
 
-ROUTER = GATE.replace("y = self.high(x)\n", "y = self.precise(self.high(x))\n").replace(
-    "def build():", "def build():  # (Gate computes confident batches in float64)").replace(
-    "        return torch.relu(y)\n", "        return torch.relu(y)\n\n    def precise(self, t):\n        return t.double()\n")
+ROUTER = GATE.replace("y = self.high(x)\n", "y = precise(self.high(x))\n").replace(
+    "def build():", "def precise(t):  # (Gate computes confident batches in float64)\n    return t.double()\n\n\ndef build():")
 
 MAIN = '''
 import sys
