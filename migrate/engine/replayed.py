@@ -3,7 +3,9 @@
 A recorded proof exports the object as the program made it. Where it failed at code that a fix of
 the run rewrites, with the error that fix's rule names (a data-dependent ``if`` that becomes
 ``torch.cond``), the decision lets the entry point migrate (``Decision.exempted``): the failure
-says nothing of the rewritten code. Here that code is proven. The files of the run, as this run
+says nothing of the rewritten code. A proof that passed by doing at run time what apply writes (a
+scripted child run eager, a named tuple registered, ``is_scripting`` answered as
+``is_exporting``) is exempted too. Here the code written is proven. The files of the run, as this run
 writes them, are laid out in a scratch copy of the folder the recording was made in; a fresh
 interpreter unpickles the proof's object from them (its classes are now the migrated ones), exports
 it with the dynamic shapes apply writes, and compares its outputs on the recorded inputs with

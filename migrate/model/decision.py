@@ -44,9 +44,10 @@ class Decision:
     regions: dict[str, dict[str, tuple[str | None, str | None]]] = field(default_factory=dict)
     units: dict[str, dict[str, str]] = field(default_factory=dict)  # path -> anchor -> unit label
     switched: dict[str, dict[str, str]] = field(default_factory=dict)  # path -> anchor -> why its second fix
-    #: entry points that migrate although their recorded proof failed, at code a fix rewrites (see
-    #: Solver._rewritten_where_it_failed): {"path", "line", "proof", "key"}, to replay the proof on
-    #: the code apply writes (ts2export.engine.replayed)
+    #: entry points that migrate on a recorded proof of the code as it was: one that failed at code a
+    #: fix rewrites (see Solver._rewritten_where_it_failed), or one proven by doing at run time what
+    #: apply writes (`as_apply_writes`): {"path", "line", "proof", "key"}, to replay the proof on the
+    #: code apply writes (ts2export.engine.replayed)
     exempted: list[dict] = field(default_factory=list)
 
     def for_file(self, path: str) -> "FileDecision":
@@ -275,6 +276,8 @@ class Solver:
                 if not any(fixable(fi) and writes_export(fi) for fi in s.findings):
                     continue  # its fix runs the module eager (or drops the call): nothing is exported
                 proof = self.proof(s) or {}
+                if proof.get("verdict") == "proven" and proof.get("as_apply_writes"):
+                    exempted[id(s)] = s  # proven by doing at run time what apply writes: replayed on it
                 if proof.get("verdict") == "proven" and not proof.get("as_apply_writes"):
                     # the recording exported it and compared: evidence beats the static guess (a
                     # proof that did at run time what apply writes, a scripted child run eager, a

@@ -106,6 +106,7 @@ def _prove_site(torch, site, eager, compiled, named_methods) -> dict:
     ranges: dict = {}
     non_leaf: list[str] = []
     rewrites: list[str] = []
+    replay = None
     with _bound(_seconds()):
         for name in names:
             result = _prove_method(torch, eager, compiled, name, stats[name], function)
@@ -117,6 +118,7 @@ def _prove_site(torch, site, eager, compiled, named_methods) -> dict:
             ranges.update(result.get("ranges", {}))
             non_leaf.extend(n for n in result.get("non_leaf", ()) if n not in non_leaf)
             rewrites.extend(r for r in result.get("as_apply_writes", ()) if r not in rewrites)
+            replay = replay or result.get("replay")
             checked.append(name)
     out = {"verdict": "proven", "methods": checked, "samples": samples, "seconds": round(time.monotonic() - start, 3)}
     if ranges:
@@ -125,6 +127,8 @@ def _prove_site(torch, site, eager, compiled, named_methods) -> dict:
         out["non_leaf"] = non_leaf
     if rewrites:  # what the proof did as apply writes it (see _as_apply_writes): the static checks still run
         out["as_apply_writes"] = rewrites
+    if replay:
+        out["replay"] = replay
     return out
 
 
@@ -257,6 +261,10 @@ def _prove_method(torch, eager, compiled, name, entry, function) -> dict:
     out = {"verdict": "proven", "samples": len(inputs) - 1, "dynamic": [d.name for d in ex.dims]}
     if rewrites:
         out["as_apply_writes"] = rewrites
+        # done at run time as apply writes it: apply proves it again on the code it writes
+        kit = _keep_kit(torch, eager, name, function, inputs, expected, ex.dynamic_shapes_inline_code)
+        if kit:
+            out["replay"] = kit
     if non_leaf:
         out["non_leaf"] = non_leaf
     if ranges:
@@ -284,7 +292,7 @@ def _keep_kit(torch, eager, name, function, inputs, expected, dynamic) -> str | 
         import json
         import zipfile
 
-        kit = {"object": eager, "method": name, "function": function, "inputs": inputs, "expected": expected,
+        kit = {"object": eager, "method": name, "function": function, "inputs": inputs, "expected": _plain(expected),
                "dynamic": dynamic}
         buf = io.BytesIO()
         torch.save(kit, buf)
@@ -297,6 +305,18 @@ def _keep_kit(torch, eager, name, function, inputs, expected, dynamic) -> str | 
         return file
     except Exception:  # noqa: BLE001 - no replay: the static exemption decides, as before
         return None
+
+
+def _plain(value):
+    """Outputs with their named tuples as plain tuples (TorchScript returns classes of its own,
+    `torch._jit_internal.HeadOutputs`, which do not pickle; the comparison reads leaves only)."""
+    if isinstance(value, tuple):
+        return tuple(_plain(v) for v in value)
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
 
 
 _SUGGESTED = re.compile(r"^\s*(\w+) = (?:Dim\('(\w+)'((?:, (?:min|max)=-?\d+)*)\)|(-?\d+))\s*$", re.M)
