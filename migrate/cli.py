@@ -454,14 +454,16 @@ def apply(
         known = g.load_baseline(g.Gate.load(paths, config, select, ignore), baseline, not no_baseline)
     except g.GateError as exc:
         raise fail(str(exc))
+    replays: list = []
     if test is not None:
         results, written = _gated(paths, select, ignore, config, jobs, _plan(unsafe_fixes), external_readers, recording,
                                   test, test_timeout)
     else:
         # the cache too: a result is computed from the bytes it is written over (atomic_write_bytes
         # checks them), so an identical earlier run (a `diff`, say) gives the same files
-        results = _run_engine(paths, select, ignore, config, jobs, _plan(unsafe_fixes), progress,
-                              external=external_readers, recording=recording, cache=not no_cache).results
+        run = _run_engine(paths, select, ignore, config, jobs, _plan(unsafe_fixes), progress,
+                          external=external_readers, recording=recording, cache=not no_cache)
+        results, replays = run.results, getattr(run, "replays", [])
         written = 0
     for r in results:
         if r.changed and test is None:
@@ -486,6 +488,10 @@ def apply(
     typer.echo(f"\nFixed {nfixed} finding{'s' if nfixed != 1 else ''} in {written} file{'s' if written != 1 else ''}. " + summary_line(results))
     for line in holder_lines(results):
         typer.echo(line)
+    if replays:  # recorded proofs run again on the code written (ts2export.engine.replayed)
+        counts = {v: sum(1 for r in replays if r["verdict"] == v) for v in ("proven", "failed", "not replayed")}
+        typer.echo(f"Recorded proofs run again on the code written: {counts['proven']} proven, {counts['failed']} failed "
+                   f"(held back), {counts['not replayed']} not replayed (the static decision stands).")
     if known is not None:
         left, note = g.new_left(known, results)
         typer.echo(note)

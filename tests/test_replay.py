@@ -86,6 +86,7 @@ def test_a_proof_that_failed_where_apply_rewrites_is_replayed_on_the_rewritten_c
     assert applied.returncode == 0, applied.stderr
     assert "torch.cond(" in (tmp_path / "model.py").read_text()
     assert "torch.export.export(build()" in (tmp_path / "main.py").read_text()
+    assert "Recorded proofs run again on the code written: 1 proven, 0 failed" in applied.stdout
     after = run_output(tmp_path)
     assert all(torch.equal(a, b) for a, b in zip(before, after))
 
@@ -96,6 +97,7 @@ def test_a_replay_that_fails_on_the_rewritten_code_holds_the_entry_point_with_th
     assert applied.returncode == 1, applied.stderr  # findings are left
     out = applied.stdout + applied.stderr
     assert "its recorded proof, run again on the code apply writes, failed at model.py:" in out, out
+    assert "Recorded proofs run again on the code written: 0 proven, 1 failed (held back)" in out
     assert "torch.jit.script(build())" in (tmp_path / "main.py").read_text()  # held: nothing of the unit written
     assert "torch.cond(" not in (tmp_path / "model.py").read_text()  # (TorchScript still compiles forward)
     after = run_output(tmp_path)
