@@ -19,6 +19,7 @@ class Classes:
         self.files = files
         self.names = names
         self._roots: dict[tuple[str, str, int], list] = {}  # script_module_roots's answers
+        self._subclasses: dict[tuple[str, str], frozenset] = {}  # subclasses's answers
 
     def script_module_roots(self, f: PyFile, d: Def, depth: int = 0) -> list[tuple[str, str]]:
         """The ScriptModule subclasses (naming ``torch.jit.ScriptModule`` directly) that ``d`` is or
@@ -52,7 +53,15 @@ class Classes:
         return False
 
     def subclasses(self, path: str, qualname: str) -> set[tuple[str, str]]:
-        """The classes of the run that name the class ``qualname`` of ``path`` as a direct base."""
+        """The classes of the run that name the class ``qualname`` of ``path`` as a direct base
+        (each class asked about once: `self` in every method of every module asks about its class,
+        and torch.nn.Module's subclasses are most of a large package)."""
+        known = self._subclasses.get((path, qualname))
+        if known is None:
+            known = self._subclasses[(path, qualname)] = frozenset(self._find_subclasses(path, qualname))
+        return set(known)
+
+    def _find_subclasses(self, path: str, qualname: str) -> set[tuple[str, str]]:
         out = set()
         for f in self.files.naming(qualname.rsplit(".", 1)[-1].encode()):
             for d in f.defs:
