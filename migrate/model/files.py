@@ -25,6 +25,7 @@ class Files:
         self.broken: dict[str, str] = {}  # files that ast could not read
         self._aliases: dict[bytes, set[bytes]] = {}  # see _spellings
         self._pairs: dict[bytes, list[bytes]] | None = None  # see _as_pairs
+        self._naming: dict[tuple, list[str]] = {}  # naming's answers: the paths, in the run's order
         inits = {os.path.dirname(os.path.abspath(p)) for p in sources if os.path.basename(p) == "__init__.py"}
 
         def has_init(folder: str) -> bool:
@@ -87,13 +88,17 @@ class Files:
         imported as (``from m import name as other``, followed from file to file until no new name
         turns up), and ``required`` as a word too when given; in the run's order, each parsed when
         it is reached. (A substring test made a query for `main` parse most of a large package.)"""
-        names = self._spellings(name)
-        need = _word(required) if required is not None else None
-        for path, data in self.sources.items():
-            if not any(n in data for n in names):  # cheap first: most files hold none of the bytes
-                continue
-            if not any(_word(n).search(data) for n in names) or (need is not None and not need.search(data)):
-                continue
+        paths = self._naming.get((name, required))
+        if paths is None:  # each question once: the sources never change in a run (`calls_of` asks
+            # about `forward` or `__init__` again and again, and a word search of a large package
+            # took most of the model's build over the whole torch tree)
+            names = self._spellings(name)
+            need = _word(required) if required is not None else None
+            paths = self._naming[(name, required)] = [
+                path for path, data in self.sources.items()
+                if any(n in data for n in names)  # cheap first: most files hold none of the bytes
+                and any(_word(n).search(data) for n in names) and (need is None or need.search(data))]
+        for path in paths:
             f = self.file(path)
             if f is not None:
                 yield f
