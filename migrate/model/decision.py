@@ -26,6 +26,7 @@ from ts2export.model.files import Files
 from ts2export.model.known_errors import KNOWN, with_sentence
 from ts2export.model.findings import ScanFinding
 from ts2export.model.links import Links
+from ts2export.model.patched import Patched
 from ts2export.model.reach import Reach
 from ts2export.model.scriptuses import ScriptUses
 from ts2export.model.sites import (
@@ -84,6 +85,7 @@ class Solver:
     external_readers: bool
     proof_of: Callable[[Site], dict | None] | None = None  # the recording's proof of an entry point
     migrate_unfollowable: bool = False  # an entry point whose target cannot be followed may migrate
+    patched: Patched | None = None  # classes given attributes from outside their body
     findings: list[ScanFinding] = field(default_factory=list, init=False)
 
     def _rewritten_where_it_failed(self, proof: dict, fixable: Callable[[ScanFinding], bool]) -> bool:
@@ -263,8 +265,12 @@ class Solver:
             for fi in self.findings:
                 if not fixable(fi) or not fi.defs:
                     continue
+                patch = self._patched_decorator(fi) if fi.keeps_torchscript else None
                 why = self._region_reason(fi.path, fi.defs, compiled, traced, unknown_compiled, unknown_traced,
-                                          fi.keeps_torchscript, fi.keeps_tracing)
+                                          fi.keeps_torchscript and patch is None, fi.keeps_tracing)
+                if why and patch:
+                    why += (f" (without its decorator TorchScript compiles the class as it is when first used, with the "
+                            f"attribute {patch} gives it, which it cannot compile)")
                 if why:
                     changed |= hold(fi, why)
             # 3. exports that would fail on code left as it is (what only eager Python runs aside:
@@ -324,6 +330,17 @@ class Solver:
             if own is not None:
                 out.exempted.append({"path": s.file.path, "line": s.start[0], "proof": self.proof(s), "key": own.key})
         return out
+
+    def _patched_decorator(self, fi: ScanFinding) -> str | None:
+        """Where the run patches the class on whose decorator ``fi`` lies (see
+        :mod:`ts2export.model.patched`), if it does."""
+        if self.patched is None or not fi.defs:
+            return None
+        f = self.files.file(fi.path)
+        d = f.def_by_qualname.get(fi.defs[0]) if f is not None else None
+        if d is None or d.kind != "class" or fi.start[0] >= d.node.lineno:
+            return None  # not on a class's decorator lines
+        return self.patched.where(fi.path, d.qualname)
 
     def _eager_only(self, fixable: Callable[[ScanFinding], bool]) -> dict[str, list[tuple[int, int]]]:
         """Per file, the lines that run only in eager Python once this run's fixes are written

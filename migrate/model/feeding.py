@@ -229,6 +229,8 @@ class Feeding:
         for f, call in calls:
             if call.keywords or any(isinstance(a, ast.Starred) for a in call.args) or not call.args:
                 continue
+            if expects_failure(f, call):
+                continue  # `with pytest.raises(ValueError): op(bad)`: an input the module refuses
             specs = [self.shapes.spec(f, a) for a in call.args]
             by_arity.setdefault(len(call.args), []).append((f, call, specs))
         if not by_arity:
@@ -256,6 +258,37 @@ class Feeding:
             "sizes": [[sorted(d) if d is not None else None for d in s.dims] if s is not None else None for s in merged],
             "where": where,
         }
+
+
+#: Context managers (and their callable forms) whose body is expected to raise or warn: the calls
+#: there are made with inputs chosen to be refused, never examples.
+EXPECTS_FAILURE = {"raises", "warns", "deprecated_call", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp",
+                   "assertWarns", "assertWarnsRegex"}
+
+
+def expects_failure(f: PyFile, call: ast.Call) -> bool:
+    """Whether ``call`` is made where the code expects an error or a warning: inside `with
+    pytest.raises(...)` (`self.assertRaises`, `pytest.warns`, ...), or handed to the callable form
+    `pytest.raises(E, fn, *args)` / `self.assertRaises(E, fn, *args)`."""
+    spans = getattr(f, "_ts2export_expects_failure", None)
+    if spans is None:
+        spans = []
+        for node in f.walk():
+            if isinstance(node, (ast.With, ast.AsyncWith)) and any(
+                    _expects_failure(item.context_expr) for item in node.items):
+                spans.append((node.lineno, node.end_lineno or node.lineno))
+            elif isinstance(node, ast.Call) and _expects_failure(node) and len(node.args) >= 2:
+                spans.append((node.lineno, node.end_lineno or node.lineno))
+        f._ts2export_expects_failure = spans
+    return any(a <= call.lineno <= b for a, b in spans)
+
+
+def _expects_failure(expr: ast.AST) -> bool:
+    if not isinstance(expr, ast.Call):
+        return False
+    func = expr.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name in EXPECTS_FAILURE
 
 
 def _is_test_file(path: str) -> bool:

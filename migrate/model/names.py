@@ -79,7 +79,10 @@ class Names:
                 continue
             rest = parts[cut:]
             if not rest:
-                return None  # a module, not a definition
+                # a module, not a definition; unless its package binds the same name to one
+                # (`from .matmul import matmul` in `sparse/__init__.py`: `sparse.matmul` is the
+                # function, as Python's attribute of the package is)
+                return self._package_binding(parts, near, depth)
             d = f.def_by_qualname.get(".".join(rest))
             if d is not None:
                 return f, d
@@ -96,6 +99,22 @@ class Names:
                     return found
             return None
         return None
+
+    def _package_binding(self, parts: list[str], near: str | None, depth: int) -> tuple[PyFile, Def] | None:
+        """The definition that a package binds under the name of one of its submodules, if any."""
+        if len(parts) < 2:
+            return None
+        package = self.files.module_file(".".join(parts[:-1]), near)
+        if package is None:
+            return None
+        d = package.def_by_qualname.get(parts[-1])
+        if d is not None:
+            return package, d
+        binding = package.module_scope.names.get(parts[-1])
+        name = ".".join(parts)
+        if binding is None or not _imports_one(binding) or binding.imports[0] == name:
+            return None
+        return self.lookup_def(binding.imports[0], package.path, depth + 1)
 
     def lookup_global(self, name: str, near: str | None = None, depth: int = 0) -> tuple[PyFile, ast.AST] | None:
         """The value of a module-level name of the run that a dotted name names (``config.DIM``),

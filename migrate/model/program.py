@@ -23,6 +23,7 @@ from ts2export.model.kinds import Kinds
 from ts2export.model.links import Links
 from ts2export.model.names import Names
 from ts2export.model.origins import Origins
+from ts2export.model.patched import Patched
 from ts2export.model.paths import Paths
 from ts2export.model.reach import Reach, recorded_targets
 from ts2export.model.scriptuses import ScriptUses
@@ -59,7 +60,8 @@ class Program:
         self.script_uses = ScriptUses(self.files, self.names, self.origins, self.sites, self.classes)  # tests of TorchScript-ness
         self.solver = Solver(self.files, self.sites, self.links, self.units, self.reach, self.script_uses, external_readers,
                              proof_of=_proofs(recording, self.files) if recording is not None else None,
-                             migrate_unfollowable=migrate_unfollowable)
+                             migrate_unfollowable=migrate_unfollowable,
+                             patched=Patched(self.files, self.names))  # classes patched from outside their body
         self.shapes = Shapes(self.names, self.values)  # the tensors the code builds
         self.feeding = Feeding(self.calls, self.origins, self.shapes)  # what feeds an entry point
 

@@ -41,9 +41,10 @@ class Reach:
                 roots |= self.classes.subclasses(f.path, d.qualname)
         else:
             roots, unknown = self.origins.targets(f, first_arg(site.node, "obj", "func", "mod"))
-            if unknown and self.recorded is not None:
+            if self.recorded is not None:
                 seen = self.recorded(site)
-                if seen is not None:  # the run reached it: what it compiled there is the answer
+                if seen is not None:  # the run reached it: what it compiled there is the answer (and
+                    # the classes it really compiled, where the static targets missed a submodule's)
                     roots, unknown = roots | seen, False
         out: set[tuple[str, str]] = set()
         for root in roots:
@@ -98,6 +99,28 @@ class Reach:
             found = self.names.def_of(f, node)
             if found is not None:
                 out.add((found[0].path, found[1].qualname))
+        out |= self._constructor_arguments(f, d)
+        return out
+
+    def _constructor_arguments(self, f: PyFile, d: Def) -> set[tuple[str, str]]:
+        """What the callers of a class hand its ``__init__``, followed to the definitions they are
+        made from: `Transducer(encoder=get_encoder(params))` stores a module of another class as a
+        submodule, which TorchScript compiles with the module. (What cannot be followed, a size from
+        a config, adds nothing: such arguments are seldom modules.)"""
+        owner = f.def_by_qualname.get(d.parent) if d.parent else None
+        if d.kind != "function" or owner is None or owner.kind != "class" or d.qualname.rsplit(".", 1)[-1] != "__init__":
+            return set()
+        args = d.node.args
+        params = {a.arg for a in [*args.posonlyargs, *args.args][1:]} | {a.arg for a in args.kwonlyargs}
+        first: dict[str, ast.Name] = {}
+        for sub in ast.walk(d.node):
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id in params:
+                if sub.id not in first or (sub.lineno, sub.col_offset) < (first[sub.id].lineno, first[sub.id].col_offset):
+                    first[sub.id] = sub
+        out: set[tuple[str, str]] = set()
+        for name in first.values():
+            found, _ = self.origins.targets(f, name)
+            out |= found
         return out
 
     def recurrent_layers(self, site: Site) -> tuple[str, ...]:
