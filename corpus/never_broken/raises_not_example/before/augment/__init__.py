@@ -1,0 +1,3 @@
+from .color import Normalize, Posterize, RandomGamma
+
+__all__ = ["Normalize", "Posterize", "RandomGamma"]
