@@ -750,3 +750,48 @@ def test_a_name_rebound_to_its_own_freeze_ends():
     new = _new(out["res"])
     compile(new, "example.py", "exec")
     assert "torch.export.save(model, path)" in new and "torch.export.load(path).module()" in new
+
+
+_SERVED_HEAD = """
+    import torch
+    from torch import nn
+
+
+    class Classifier(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(16, 4)
+
+        @torch.jit.export
+        def forward_head(self, x, pre_logits: bool = False):
+            x = x.mean(1)
+            return x if pre_logits else self.fc(x)
+
+        def forward(self, x):
+            return self.fc(x.mean(1))
+
+
+    model = Classifier().eval()
+    scripted = torch.jit.trace_module(model, {"forward": torch.ones(3, 5, 16),
+                                              "forward_head": (torch.ones(3, 5, 16), True)})
+    scripted.save("clf.pt")
+    loaded = torch.jit.load("clf.pt")
+    y = loaded.forward_head(torch.ones(2, 5, 16), True)
+    """
+
+
+def test_a_non_tensor_example_input_gets_no_dynamic_shapes_entry():
+    # issue 49: `range(True.dim())` was written for a bool input, and the export raised AttributeError
+    new = _new(_fix(_SERVED_HEAD))
+    assert "True.dim()" not in new
+    assert "(torch.ones(3, 5, 16), True), dynamic_shapes=(({i: Dim.AUTO for i in range(" not in new
+    assert ", None),))" in new
+    compile(new, "example.py", "exec")
+
+
+def test_a_method_called_by_keyword_on_the_loaded_programs_holds_them_with_the_reason():
+    # an exported program takes its inputs in one spelling; `pre_logits=True` would be refused
+    res = _fix(_SERVED_HEAD.replace("loaded.forward_head(torch.ones(2, 5, 16), True)",
+                                    "loaded.forward_head(torch.ones(2, 5, 16), pre_logits=True)"))
+    [f] = [f for f in res.findings if f.rule_id == "TSX304"]
+    assert "passes arguments by keyword" in f.message and "pre_logits=True" in f.message

@@ -223,6 +223,14 @@ def dims_spec(rule: Asker, expr: cst.BaseExpression, dim: str, ref: str | None,
     return None, f"cannot tell the rank of the example `{shown(expr)}`; bind it to a variable first", []
 
 
+def _constant(expr: cst.BaseExpression) -> bool:
+    """Whether an example input is a literal that is not a tensor (`True`, `None`, `3`, `-0.5`, `"mean"`)."""
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        expr = expr.expression
+    return (isinstance(expr, cst.Name) and expr.value in ("True", "False", "None")) or isinstance(
+        expr, (cst.Integer, cst.Float, cst.SimpleString))
+
+
 def _plain_ref(expr: cst.BaseExpression) -> str | None:
     """Code that names an example tensor and may be read again in the export call: a name, or an
     item or attribute of one with constant keys (``batch["input_ids"]``, ``inputs.ids``, ``xs[0]``)."""
@@ -353,6 +361,9 @@ def export_args(rule: Asker, example: cst.BaseExpression | None, kw: cst.BaseExp
     shapes, grown = [], []
     firsts = [(shape[1][0] if shape is not None and shape[1] else None) for shape in (tensor_shape(rule, x) for x in srcs)]
     for i, (src, ref) in enumerate(zip(srcs, refs)):
+        if len(srcs) > 1 and _constant(src):
+            shapes.append("None")  # a bool, number, string or None: a constant of the program, guarded by export
+            continue
         seen = seen_all[i] if i < len(seen_all) and len(seen_all) == len(srcs) else None
         batched = any(isinstance(n, int) and n >= 2 for j, n in enumerate(firsts) if j != i)
         spec, why, grow = dims_spec(rule, src, dim, ref, bounded, seen, batched)

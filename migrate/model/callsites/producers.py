@@ -21,7 +21,7 @@ from ts2export.model.callsites.syntax import (
     Asker, EXPORT, EXPORT_LOAD, JIT_LOAD, LITE_METHODS, MODULE_METHODS, MOVE, OPTIMIZE, SCRIPT, TRACE, TRACE_MODULE,
     argument, call_name, code, shown,
 )
-from ts2export.model.callsites.uses import Use, classify_use, mode_edit, value_expr
+from ts2export.model.callsites.uses import Use, classify_use, keyword_call, keyword_problem, mode_edit, value_expr
 
 
 def plan_for(rule: Asker, call: cst.Call) -> Plan:
@@ -389,6 +389,9 @@ def _plan_load_methods(rule: Asker, call: cst.Call, path, loc, extra, uses: list
         f"{{name: {move} for name, ep in load_pt2({code(path)}).exported_programs.items()}}")))
     methods = []
     for u in uses:
+        spelled = keyword_call(rule, u) if u.detail not in MODULE_METHODS - {"forward"} else None
+        if spelled is not None:
+            return Plan(problem=keyword_problem(rule, spelled))
         if u.kind == "call" and not u.detail:
             plan.edits.append(Edit(u.node, cst.parse_expression(f"{code(u.node)}[{quote}model{quote}]")))
         elif u.kind in ("call", "attr-call") and u.detail not in MODULE_METHODS:

@@ -11,7 +11,7 @@ from ts2export.model.callsites.bindings import binding
 from ts2export.model.callsites.examples import dim_name, export_args
 from ts2export.model.callsites.models import model_problem
 from ts2export.model.callsites.syntax import Asker, JIT_SAVE, argument, code, shown
-from ts2export.model.callsites.uses import classify_use, mode_edit
+from ts2export.model.callsites.uses import classify_use, keyword_call, keyword_problem, mode_edit
 
 
 PACKAGE = "torch.export.pt2_archive._package"
@@ -89,6 +89,9 @@ def plan_programs(rule: Asker, node: cst.Call, model: cst.BaseExpression, pairs:
     for ref in b.uses:
         u = classify_use(rule, ref)
         name = code(ref)
+        spelled = keyword_call(rule, u) if (u.detail or "forward") in methods else None
+        if spelled is not None:
+            return keyword_problem(rule, spelled), [], []
         if u.kind == "call" and not u.detail:
             edits.append(Edit(ref, cst.parse_expression(f"{name}[{quote}{forward_key}{quote}].module()")))
         elif u.kind in ("call", "attr-call") and (u.detail or "forward") in methods:

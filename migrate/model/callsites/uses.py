@@ -9,7 +9,7 @@ import libcst as cst
 
 from ts2export.edits import Edit
 from ts2export.model.callsites.syntax import (
-    Asker, EP_METHODS, JIT_SAVE, MODE_METHODS, MOVE, OPTIMIZE, SCRIPT_ONLY_ATTRS, argument,
+    Asker, EP_METHODS, JIT_SAVE, MODE_METHODS, MOVE, OPTIMIZE, SCRIPT_ONLY_ATTRS, argument, shown,
 )
 
 
@@ -19,6 +19,24 @@ class Use:
     node: cst.BaseExpression  # the reference
     outer: cst.CSTNode | None = None  # the node that a rewrite of this use replaces
     detail: str = ""
+
+
+def keyword_call(rule: Asker, u: Use) -> cst.Call | None:
+    """The call a use makes (of the module, or of one of its methods) where it passes arguments by
+    keyword or unpacks them (`m.forward_head(x, pre_logits=True)`, `m(*xs)`): an exported program
+    takes its inputs only in the structure it was exported with (positional or by keyword, one
+    spelling), and refuses the other (`ValueError: Ran into a kwarg keyword mismatch`)."""
+    call = u.outer if u.kind == "call" else rule.parent(u.outer) if u.kind == "attr-call" else None
+    if isinstance(call, cst.Call) and any(a.keyword is not None or a.star for a in call.args):
+        return call
+    return None
+
+
+def keyword_problem(rule: Asker, call: cst.Call) -> str:
+    """Why a program is not written where the program calls it by keyword (see keyword_call)."""
+    return (f"`{shown(call)}` (line {rule.position(call).start.line}) passes arguments by keyword or unpacks them, "
+            "and an exported program takes them only as positional inputs in the order it was exported with: "
+            "pass them positionally, then apply again")
 
 
 def classify_use(rule: Asker, ref: cst.BaseExpression) -> Use:
