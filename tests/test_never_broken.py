@@ -136,7 +136,8 @@ GATED = ["never_broken/frozen_trace_saved", "never_broken/fused_detector", "neve
          "never_broken/detection_postprocess", "never_broken/packed_tagger", "recorded/registry_checks",
          "recorded/proof_eager_only_branch", "never_broken/loaded_ensemble",
          # issue 49's: what a kept script compiles, and calls meant to fail
-         "never_broken/kept_script_guards", "never_broken/kept_script_classes", "never_broken/raises_not_example"]
+         "never_broken/kept_script_guards", "never_broken/kept_script_classes", "never_broken/raises_not_example",
+         "never_broken/constant_per_call"]
 
 
 @pytest.mark.slow

@@ -136,6 +136,47 @@ def test_reading_api_gives_example_code_and_exactly_the_varying_dims(served):
     assert rec.inputs_at("serve.py", 1, root=tmp) is None
 
 
+HEAD_CALLS = '''
+import torch
+
+
+class Head(torch.nn.Module):
+    def forward(self, x: torch.Tensor, pre_logits: bool, scale: float) -> torch.Tensor:
+        return x if pre_logits else x * scale
+
+
+head = torch.jit.script(Head())
+x = torch.ones(2, 3)
+head(x, True, 2.0)
+head(x, False, 2.0)
+head(torch.ones(2, 3, dtype=torch.long), True, 2.0)
+'''
+
+
+def test_recorded_inputs_say_when_one_program_cannot_serve_the_calls(served, tmp_path):
+    """An export fixes a bool, number or string input to its example's value and takes one input
+    structure and dtype per input: the recorded inputs say why one program cannot serve calls that
+    differ there (what `apply --recording` holds on, with or without a proof)."""
+    _, prog, rec = served
+    assert rec.inputs_at("serve.py", line_of(prog, "torch.jit.script(")).problem is None
+    prog = write(tmp_path, "head.py", HEAD_CALLS)
+    proc = record(tmp_path, sys.executable, "head.py")
+    assert proc.returncode == 0, proc.stderr.decode()
+    inputs = load_recording(tmp_path / "rec.json").inputs_at("head.py", line_of(prog, "torch.jit.script("))
+    assert inputs.calls == 3 and inputs.args_code.endswith("True, 2.0)")
+    assert "1 other input structure(s) or dtype(s) (1 call(s))" in inputs.problem
+    two = load_recording(tmp_path / "rec.json")
+    from ts2export.record.hooks.variants import example_of, empty_method, merge_method, positional_variants
+
+    stats = empty_method()
+    merge_method(stats, site(two, "script")["methods"]["forward"])
+    positional_variants(stats)
+    ex = example_of(stats)
+    assert ex.varied_constants == [("pre_logits", [True, False], False)]
+    said = ex.constants_problem("forward")
+    assert "`pre_logits` took True, False" in said and "scale" not in said
+
+
 def test_recorded_spec_exports_dynamic_in_exactly_the_varying_dims(served):
     tmp, prog, rec = served
     sys.path.insert(0, str(tmp))

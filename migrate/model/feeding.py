@@ -313,6 +313,12 @@ def recorded(recording, site: Site, method: str = "forward") -> dict | None:
                               + (" and more" if len(made) > 4 else "") + ")"]}
     if rec is None or rec.args_code is None:
         return None
+    proof = recording.proof_at(site.file.path, site.start[0])
+    if rec.problem and not (proof and proof.get("verdict") == "proven"):
+        # the run's other calls would be refused by the one program an example exports (a proof,
+        # where there is one, judged the same and failed)
+        return {"problem": rec.problem, "recorded": True,
+                "where": [f"recording ({rec.calls} call{'s' if rec.calls != 1 else ''} seen)"]}
     varying = {(p, d): dim for dim in rec.dims for p, d in dim.members}
     shapes = {p: shape for p, shape, _dtype in rec.shapes}
     sizes = []
@@ -323,7 +329,6 @@ def recorded(recording, site: Site, method: str = "forward") -> dict | None:
             break
         sizes.append([[varying[(name, d)].min or 0, varying[(name, d)].max] if (name, d) in varying else [n]
                       for d, n in enumerate(shape)])
-    proof = recording.proof_at(site.file.path, site.start[0])
     proven = ""
     if proof and proof.get("verdict") == "proven":
         n = proof.get("samples", 0)

@@ -48,6 +48,10 @@ class RecordedInputs:
     notes: list[str] = field(default_factory=list)
     samples: list[dict] = field(default_factory=list)  # {"key", "shapes", ...}
     variant: dict = field(default_factory=dict, repr=False)
+    #: why one exported program cannot serve every call the recording saw, or None: the program
+    #: called the method with other input structures or dtypes, or with other values of a bool,
+    #: number or string input (an export fixes such an input to its example's value)
+    problem: str | None = None
     recording: "Recording | None" = field(default=None, repr=False)
 
     @property
@@ -217,6 +221,12 @@ class Recording:
         for s in sites:  # the dim ranges the proof of an export found it needs
             ranges.update(((s.get("proof") or {}).get("ranges") or {}).get(method) or {})
         ex = example_of(stats, ranges)
+        others = sum(v["calls"] for i, v in enumerate(stats["variants"]) if i != ex.variant) + stats.get("dropped_calls", 0)
+        problem = ex.constants_problem(method)
+        if others:
+            problem = (f"the program called `{method}` with {len(stats['variants']) - 1 or 'other'} other input structure(s) "
+                       f"or dtype(s) ({others} call(s)) besides the one an export takes, which one exported program "
+                       "would refuse (a list of another length, a different string, None for a tensor, another dtype)")
         return RecordedInputs(
             method=method,
             sites=tuple(s["id"] for s in sites),
@@ -231,6 +241,7 @@ class Recording:
             notes=ex.notes,
             samples=[x for x in samples if x.get("variant", 0) == ex.variant],
             variant=stats["variants"][ex.variant],
+            problem=problem,
             recording=self,
         )
 

@@ -272,6 +272,8 @@ def _plan_script_export(rule: Asker, call: cst.Call) -> Plan:
         recorded = False
     target = rule.parent(value_expr(rule, call))
     name = code(target.targets[0].target) if isinstance(target, cst.Assign) and len(target.targets) == 1 else code(model)
+    if evidence is not None and evidence.get("problem") and source != "hint":
+        return Plan(problem=f"in the {evidence['where'][0]}, {evidence['problem']}")
     if example is None and evidence is not None and evidence.get("several"):
         made = evidence["several"]
         return Plan(problem=(
@@ -324,6 +326,9 @@ def _plan_script_export(rule: Asker, call: cst.Call) -> Plan:
         # their calls show the inputs (shapes and dtypes; ones and zeros), as forward's did
         scope = defs[0] if defs else ""
         seen = {m: rule.context.program.method_inputs_of(scope, code(call), m) for m in entry}
+        refused = [ev for ev in seen.values() if ev and ev.get("problem")]
+        if refused:
+            return Plan(problem=f"in the {refused[0]['where'][0]}, {refused[0]['problem']}")
         if all(ev and ev.get("example") for ev in seen.values()):
             pairs = [("forward", example)] + [(m, cst.parse_expression(seen[m]["example"])) for m in entry]
             problem, edits, imports2 = plan_programs(rule, call, model, pairs)

@@ -173,6 +173,9 @@ def _prove_method(torch, eager, compiled, name, entry, function) -> dict:
             f"the program called `{name}` with {len(stats['variants']) - 1 or 'other'} other input structure(s) or "
             f"dtype(s) ({others} call(s)) besides the one an export takes, which one exported program would refuse "
             "(a list of another length, a different string, None for a tensor, another dtype)")}
+    constants = ex.constants_problem(name)
+    if constants:
+        return {"verdict": "failed", "step": "inputs", "frame": None, "error": constants}
     step = "example"
     ranges: dict = {}
     try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import keyword
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .shard import MAX_CONST_VALUES, MAX_SIZES
@@ -386,6 +386,18 @@ class Example:
     dynamic_shapes_inline_code: str | None  # with the Dims written inline
     shapes: list[tuple[str, list[int], str]]  # (input path, example shape, dtype) per tensor
     notes: list[str]
+    #: (input path, the values seen, whether more were seen) of each bool, number or string input
+    #: that took more than one value: an exported program fixes such an input to its example's value
+    varied_constants: list[tuple[str, list, bool]] = field(default_factory=list)
+
+    def constants_problem(self, method: str) -> str | None:
+        """Why one exported program cannot serve these calls of `method`, or None."""
+        if not self.varied_constants:
+            return None
+        said = "; ".join(f"`{path}` took {', '.join(repr(v) for v in values)}{' and more' if more else ''}"
+                         for path, values, more in self.varied_constants[:3])
+        return (f"the program called `{method}` with other values of a non-tensor input ({said}), and an exported "
+                "program fixes such an input to the value of its example and refuses a call with another value")
 
 
 def example_of(stats: dict, ranges: dict | None = None) -> Example:
@@ -437,6 +449,8 @@ def example_of(stats: dict, ranges: dict | None = None) -> Example:
             notes.append(f"input {consts.get(j, j)} took {len(c['values'])}{'+' if c.get('more_values') else ''} values; the example uses {c['values'][0]!r}")
         return repr(c["values"][0])
 
+    varied = [(consts.get(j, f"input{j}"), list(c["values"]), bool(c.get("more_values")))
+              for j, c in enumerate(v["consts"]) if len(c["values"]) > 1 or c.get("more_values")]
     try:
         args_code = _code(v["args"], tensor_code, const_code)
         kwargs_code = _code(v["kwargs"], tensor_code, const_code) if v["kwargs"]["dict"] else None
@@ -451,4 +465,4 @@ def example_of(stats: dict, ranges: dict | None = None) -> Example:
             by_tensor.setdefault(i, {})[d] = dd
         named_code = _spec_code(v, arg_names, by_tensor, inline=False, notes=notes)
         inline_code = _spec_code(v, arg_names, by_tensor, inline=True, notes=None)
-    return Example(best, arg_names, args_code, kwargs_code, dims, named_code, inline_code, shapes, notes)
+    return Example(best, arg_names, args_code, kwargs_code, dims, named_code, inline_code, shapes, notes, varied)

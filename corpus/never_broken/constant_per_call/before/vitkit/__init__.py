@@ -1,0 +1,3 @@
+from .classifier import PatchClassifier
+
+__all__ = ["PatchClassifier"]
