@@ -476,6 +476,8 @@ class Analyzer:
                 return STATIC
             if name in self.functions and self.functions[name].returns is not None:
                 return annotation_kind(self.functions[name].returns, self.qualname)
+            if name in self.functions and returns_ragged(self, self.functions[name], False):
+                return TENSOR  # an unannotated helper returning what `nonzero` made
             if name in ("abs", "max", "min", "round", "sum"):
                 ks = [self.kind(a, scope) for a in args]
                 return DATA if any(k in DEPENDENT for k in ks) else (STATIC if ks and all(k == STATIC for k in ks) else UNKNOWN)
@@ -536,7 +538,12 @@ class Analyzer:
                 return True
             if isinstance(func, cst.Attribute) and q is None and self.kind(func.value, scope) == TENSOR:
                 return self.ragged(func.value, scope) or any(self.ragged(a, scope) for a in args)
+            helper = helper_of(self, func, scope)
+            if helper is not None and returns_ragged(self, helper, isinstance(func, cst.Attribute)):
+                return True  # `matches = _mutual(dists)`, whose `return` is made by `nonzero`
             return any(self.ragged(a, scope) for a in args)
+        if isinstance(node, (cst.List, cst.Tuple)):  # `torch.stack([src, dst])`, `torch.cat((a, b[m]))`
+            return any(not isinstance(e, cst.StarredElement) and self.ragged(e.value, scope) for e in node.elements)
         if isinstance(node, cst.Subscript):
             if self.ragged(node.value, scope):
                 return True
@@ -632,6 +639,32 @@ class Analyzer:
             if self.kind(func.value, scope) == TENSOR:
                 return func.attr.value not in ALIASING_OPS and self._method_kind(func.attr.value) == TENSOR
         return False
+
+
+def helper_of(analyzer: Analyzer, func: cst.BaseExpression, scope: Scope) -> cst.FunctionDef | None:
+    """The function of the file (``helper(...)``) or method of the module (``self.helper(...)``)
+    that a call calls, if it is one."""
+    if isinstance(func, cst.Name) and scope.lookup(func.value) is None:
+        return analyzer.functions.get(func.value)
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and scope.self_name is not None \
+            and func.value.value == scope.self_name:
+        return analyzer.module.methods.get(func.attr.value)
+    return None
+
+
+def returns_ragged(analyzer: Analyzer, func: cst.FunctionDef, is_method: bool) -> bool:
+    """Whether a helper returns a tensor whose shape depends on its data (any of its ``return``
+    values, or an item of a returned tuple)."""
+    key = f"<returns>{id(func)}"
+    if key in analyzer._ragged_names or len(analyzer._ragged_names) > 40:
+        return False
+    analyzer._ragged_names.add(key)
+    try:
+        inner = analyzer.scope(func, None, is_method)
+        return any(isinstance(node, cst.Return) and node.value is not None and analyzer.ragged(node.value, inner)
+                   for node in walk_statements(func.body))
+    finally:
+        analyzer._ragged_names.discard(key)
 
 
 def module_info(cls: cst.ClassDef, qualname: Callable[[cst.CSTNode], set[str]]) -> ModuleInfo:

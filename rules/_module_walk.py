@@ -104,12 +104,16 @@ class Site:
     top: bool = False  # `stmt` is a statement of its function's own body
 
 
-def module_sites(cls: cst.ClassDef, qualname: Callable[[cst.CSTNode], set[str]], local_modules: set[str]) -> Iterator[Site]:
-    """Every statement of the methods `forward` runs, with its typing scope (nested functions included)."""
+def module_sites(cls: cst.ClassDef, qualname: Callable[[cst.CSTNode], set[str]], local_modules: set[str],
+                 functions: dict[str, cst.FunctionDef] | None = None) -> Iterator[Site]:
+    """Every statement of the methods `forward` runs, with its typing scope (nested functions
+    included). ``functions``: the file's module-level functions, whose returns type the calls of
+    them (a helper that returns the indices `nonzero` made)."""
     if not is_module_class(cls, qualname, local_modules):
         return
     info = module_info(cls, qualname)
     analyzer = Analyzer(qualname, info)
+    analyzer.functions = dict(functions or {})
     for method in traced_methods(cls, info, qualname):
         scope = analyzer.scope(method, None, True)
         yield from _sites(list(method.body.body), scope, analyzer, method, top=True)

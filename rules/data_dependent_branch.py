@@ -219,6 +219,19 @@ class DataDependentBranch(Rule):
             "        return x\n",
             count=1,
         ),
+        # reported, left alone: a decision on the number of rows a helper of the file made with
+        # `nonzero` and a boolean mask (its `return` says so)
+        Invalid(
+            "import torch\n\n\ndef mutual(d):\n"
+            "    vals, idx = d.min(1)\n    keep = vals < 0.5\n"
+            "    return torch.stack([torch.nonzero(keep).squeeze(1), idx[keep]], 1)\n\n\n"
+            "class Matcher(torch.nn.Module):\n"
+            "    def forward(self, a, b):\n"
+            "        m = mutual(torch.cdist(a, b))\n"
+            "        if m.size(0) == 0:\n            return torch.zeros(1, 2, dtype=torch.long)\n"
+            "        return m\n",
+            count=1,
+        ),
         # reported, left alone: `and` of two conditions, conditional expression
         Invalid(
             "import torch\n\n\nclass Net(torch.nn.Module):\n"
@@ -232,14 +245,18 @@ class DataDependentBranch(Rule):
     def __init__(self, context) -> None:
         super().__init__(context)
         self._local_modules: set[str] = set()
+        self._functions: dict[str, cst.FunctionDef] = {}
         self._cond = CondRewrite(self.position)
 
     # -- traversal ------------------------------------------------------------------------------
+    def visit_Module(self, node: cst.Module) -> None:
+        self._functions = {s.name.value: s for s in node.body if isinstance(s, cst.FunctionDef)}
+
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if not is_module_class(node, screened_base_names(self), self._local_modules):
             return
         self._local_modules.add(node.name.value)
-        for site in module_sites(node, torch_names(self), self._local_modules):
+        for site in module_sites(node, torch_names(self), self._local_modules, self._functions):
             for expr in statement_expressions(site.stmt):
                 self._check_ifexp(expr, site)
             if isinstance(site.stmt, cst.If):

@@ -15,6 +15,7 @@ from ts2export.model.files import Files
 from ts2export.model.names import Names
 from ts2export.model.origins import Origins
 from ts2export.model.pyfile import Def, PyFile, first_arg
+from ts2export.model.ragged import Ragged
 from ts2export.model.sites import ENTRY_CLASS, ENTRY_DECORATOR, ENTRY_IF_TRACING, Site
 from ts2export.model.torchapi import PACKING, RECURRENT
 
@@ -29,6 +30,7 @@ class Reach:
     _reach_cache: dict[tuple[str, str], set[tuple[str, str]]] = field(default_factory=dict, init=False)
     _members: dict[str, dict[str | None, list[str]]] = field(default_factory=dict, init=False)  # path -> parent -> members
     _refs_found: dict[tuple[str, str], set[tuple[str, str]]] = field(default_factory=dict, init=False)  # _refs's answers
+    _ragged: Ragged | None = field(default=None, init=False)  # see data_size_decisions
 
     def reach(self, site: Site) -> tuple[set[tuple[str, str]], bool]:
         """Definitions an entry point compiles or traces, and whether it may reach unknown code."""
@@ -181,6 +183,15 @@ class Reach:
                     if shown not in found:
                         found.append(shown)
         return tuple(found)
+
+    def data_size_decisions(self, site: Site) -> tuple[str, ...]:
+        """The Python decisions on a size that depends on tensor data (``if matches.size(0) ==
+        0:`` after ``nonzero`` or a boolean mask, through helpers in other files too) in the code
+        an entry point reaches, as ``"path:line `test`"`` (see :mod:`.ragged`)."""
+        if self._ragged is None:
+            self._ragged = Ragged(self.files, self.names)
+        defs, _ = self.reach(site)
+        return self._ragged.decisions(defs)
 
     def size_branches(self, site: Site) -> tuple[str, ...]:
         """The Python branches on an input's size in the ``forward`` methods an entry point reaches

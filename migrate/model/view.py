@@ -47,6 +47,10 @@ class ProgramView:
     #: each script/trace call of the file reaches, as ``"path:line `test`"``; keyed by
     #: :func:`object_key` of the call.
     size_branches: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: The Python decisions on a size that depends on tensor data (``if matches.size(0) == 0:``
+    #: after ``nonzero`` or a boolean mask) in the code each script/trace call of the file reaches,
+    #: as ``"path:line `test`"``; keyed by :func:`object_key` of the call.
+    data_sizes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: The calls packing a padded batch for a recurrent layer (``pack_padded_sequence``) in the code
     #: each script/trace call of the file reaches, as ``"path:line `call`"``; keyed by
     #: :func:`object_key` of the call.
@@ -81,6 +85,9 @@ class ProgramView:
 
     def size_branches_in(self, scope: str, code: str) -> tuple[str, ...]:
         return tuple(self.size_branches.get(object_key(scope, code), ()))
+
+    def data_sizes_in(self, scope: str, code: str) -> tuple[str, ...]:
+        return tuple(self.data_sizes.get(object_key(scope, code), ()))
 
     def packed_in(self, scope: str, code: str) -> tuple[str, ...]:
         return tuple(self.packed.get(object_key(scope, code), ()))

@@ -205,6 +205,17 @@ def model_problem(rule: Asker, model: cst.BaseExpression, verb: str, functions: 
                 f"inputs to one length, and then replace this call by hand")
     if isinstance(call, cst.Call):
         defs = rule.enclosing_defs(call)
+        decided = rule.context.program.data_sizes_in(defs[0] if defs else "", code(call))
+        if decided:
+            took = "took it at run time" if verb == "script" else "had baked the example's decision in"
+            return (f"`{shown(model)}` decides in Python on a size that depends on the values of its data "
+                    f"({decided[0]}, a tensor made by `nonzero`, a boolean mask, `unique`, ...): torch.export "
+                    f"stops there (verified with torch 2.13: `GuardOnDataDependentSymNode: Could not guard on "
+                    f"data-dependent expression Eq(u0, 0)`), where TorchScript {took}; compute without the "
+                    "decision (a fixed-size result, padding, `torch.cond`) and check the outputs, then replace "
+                    "this call by hand")
+    if isinstance(call, cst.Call):
+        defs = rule.enclosing_defs(call)
         branches = rule.context.program.size_branches_in(defs[0] if defs else "", code(call))
         if branches:
             then = ("took the other branch at other sizes" if verb == "script" else

@@ -1,0 +1,3 @@
+from .matching import DescriptorMatcher, ScoreGate
+
+__all__ = ["DescriptorMatcher", "ScoreGate"]
