@@ -29,7 +29,8 @@ class Names:
         scope, binding = found
         if _imports_one(binding):
             return self.library_name(".".join([binding.imports[0], *parts[1:]]), f.path)
-        if binding.defs and not binding.values and not binding.imports and len(binding.defs) == 1:
+        if binding.defs and not binding.values and not binding.imports and len(set(binding.defs)) == 1:
+            # (one name defined again: `@torch.jit._overload` stubs and their implementation)
             return ".".join([f"{f.module}.{binding.defs[0]}" if f.module else binding.defs[0], *parts[1:]])
         return None
 
