@@ -64,7 +64,7 @@ def _check(case, files: dict[str, bytes], modes: tuple[str, ...], variant_of: st
 def _same_outputs(case, files: dict[str, bytes], migrated: dict[str, bytes], expected, mode: str) -> None:
     """The migrated program runs, with the outputs the program had."""
     try:
-        actual, _ = run_program(case.before, case.entry, case.timeout, extra_files=migrated)
+        actual, _ = run_program(case.before, case.entry, case.timeout, extra_files=migrated, probe_sizes=True)
     except RuntimeError as exc:
         changed = sorted(rel for rel in migrated if migrated[rel] != files[rel])
         raise AssertionError(f"apply ({mode}) broke the program (changed: {changed}):\n{exc}") from None
@@ -162,7 +162,7 @@ def test_gated_mode_never_breaks(name, tmp_path, monkeypatch):
 
     def same_outputs(command, cwd, timeout):
         try:
-            actual, _ = run_program(Path(cwd), case.entry, case.timeout)
+            actual, _ = run_program(Path(cwd), case.entry, case.timeout, probe_sizes=True)
             compare_outputs(expected, actual, case)
         except (RuntimeError, AssertionError) as exc:
             return 1, str(exc)
@@ -175,7 +175,7 @@ def test_gated_mode_never_breaks(name, tmp_path, monkeypatch):
     outcome = gated_apply(tasks, options, "the program, compared", work, jobs=1, timeout=case.timeout,
                           launch=same_outputs)
     gated = {rel: (work / rel).read_bytes() for rel in files}
-    actual, _ = run_program(case.before, case.entry, case.timeout, extra_files=gated)
+    actual, _ = run_program(case.before, case.entry, case.timeout, extra_files=gated, probe_sizes=True)
     compare_outputs(expected, actual, case)
     assert not outcome.rolled_back, outcome.rolled_back  # the recorded mode's units keep their equal outputs
     import difflib

@@ -31,6 +31,7 @@ from ts2export.engine.config import Config, load_config
 from ts2export.engine.discovery import file_kind
 from ts2export.engine.analysis import analyze
 from ts2export.engine.tasks import FileResult, Options, Task
+from ts2export.harness import sizes
 from ts2export.runner import run_python
 
 # The checkout's corpus (migrate/engine/corpus.py -> the checkout), or TS2EXPORT_CORPUS (an
@@ -248,27 +249,41 @@ def _program_key(tree: Path, entry: str, extra_files: dict[str, bytes] | None) -
     return digest.hexdigest()
 
 
-def run_program(tree: Path, entry: str, timeout: float, extra_files: dict[str, bytes] | None = None) -> tuple[object, str]:
+def run_program(tree: Path, entry: str, timeout: float, extra_files: dict[str, bytes] | None = None,
+                probe_sizes: bool = False) -> tuple[object, str]:
     """Run ``entry`` in a scratch copy of ``tree`` (optionally overlaid); return (outputs, log).
     It runs in the warm runner (``ts2export.runner``): as ``python entry OUT`` would, without
     paying for a new interpreter and torch's import. With ``TS2EXPORT_HARNESS_OUTPUTS`` set, a
     program whose files and entry were run before (the corpus programs are seeded: the same bytes
-    compute the same outputs) gives the outputs it wrote then."""
+    compute the same outputs) gives the outputs it wrote then. With ``probe_sizes``, every program
+    it exports is also called at other sizes where its export call asked for dynamic dimensions
+    (:mod:`.sizes`): one that refuses inputs the module takes is a break (RuntimeError)."""
     import torch
 
     cache = os.environ.get(OUTPUTS_CACHE_ENV)
-    kept = Path(cache) / f"{_program_key(tree, entry, extra_files)}.pt" if cache else None
+    key = _program_key(tree, entry, extra_files) + ("-sizes" if probe_sizes else "")
+    kept = Path(cache) / f"{key}.pt" if cache else None
     if kept is not None and kept.is_file():
         return torch.load(kept, weights_only=False), "(outputs of an earlier run of the same program)"
     with tempfile.TemporaryDirectory(prefix="ts2export-case-") as tmp:
         work = _scratch(tree, Path(tmp), extra_files)
         out_file = Path(tmp) / "outputs.pt"
-        done = run_python([entry, str(out_file)], work, dict(os.environ, **PROGRAM_ENV), timeout, QUIET)
+        env = dict(os.environ, **PROGRAM_ENV)
+        report = Path(tmp) / "sizes.jsonl"
+        if probe_sizes:
+            site = sizes.write_site(Path(tmp) / "probe-site")
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (site, env.get("PYTHONPATH", "")) if p)
+            env[sizes.ENV] = str(report)
+        done = run_python([entry, str(out_file)], work, env, timeout, QUIET)
         log = done.stdout + done.stderr
         if done.returncode != 0:
             raise RuntimeError(f"{entry} exited {done.returncode}:\n{log[-4000:]}")
         if not out_file.is_file():
             raise RuntimeError(f"{entry} wrote no outputs to argv[1]")
+        refused = sizes.read_report(report)
+        if refused:
+            raise RuntimeError("an exported program refuses sizes its module takes (the size probe): " + "; ".join(
+                f"input {r['input']} dim {r['dim']} at {r['size']} (example {r['example']}): {r['error']}" for r in refused[:4]))
         outputs = torch.load(out_file, weights_only=False)
         if kept is not None:
             kept.parent.mkdir(parents=True, exist_ok=True)

@@ -216,6 +216,9 @@ class Solver:
                 for s in sorted(members, key=lambda s: order.get(s.kind, 3)):
                     uses = self.script_uses.of(s)
                     proof = self.proof(s)
+                    if proof and s.kind in (ENTRY_SCRIPT, ENTRY_TRACE) and not any(
+                            fixable(fi) and writes_export(fi) for fi in s.findings):
+                        proof = None  # its fix runs the module eager: nothing is exported, whatever the proof found
                     if proof and proof.get("verdict") == "failed" and goes(s) and not self._rewritten_where_it_failed(proof, fixable):
                         blockers.append((s, proof_failure(proof)))
                     elif proof and proof.get("verdict") == "failed" and goes(s):

@@ -206,8 +206,9 @@ class Reach:
             if d is None or d.kind != "function" or qualname.rsplit(".", 1)[-1] != "forward":
                 continue
             params = {a.arg for a in [*d.node.args.posonlyargs, *d.node.args.args][1:]}
+            sizes = _size_locals(d.node, params)
             for node in ast.walk(d.node):
-                if isinstance(node, (ast.If, ast.While, ast.IfExp)) and _compares_size(node.test, params):
+                if isinstance(node, (ast.If, ast.While, ast.IfExp)) and _compares_size(node.test, params, sizes):
                     found.append(f"{path}:{node.lineno} `{f.segment(node.test)}`")
         return tuple(found)
 
@@ -268,14 +269,38 @@ def recorded_targets(recording, files: Files, calls) -> Callable[[Site], set[tup
     return lookup
 
 
-def _compares_size(test: ast.AST, params: set[str]) -> bool:
+def _compares_size(test: ast.AST, params: set[str], sizes: frozenset[str] = frozenset()) -> bool:
     """Whether a condition compares the size of one of ``params`` (``x.shape[0]``, ``x.size(1)``,
-    ``x.size()[1]``, ``len(x)``) with something."""
+    ``x.size()[1]``, ``len(x)``, or a local ``sizes`` holds one) with something."""
     for cmp in (n for n in ast.walk(test) if isinstance(n, ast.Compare)):
         for operand in [cmp.left, *cmp.comparators]:
-            if _size_of_param(operand, params):
+            if _size_of_param(operand, params) or (isinstance(operand, ast.Name) and operand.id in sizes):
                 return True
     return False
+
+
+def _size_locals(func: ast.AST, params: set[str]) -> frozenset[str]:
+    """The local names a function binds to a size of one of ``params``: ``rows = x.shape[0]``,
+    ``n = x.size(1)``, ``n = len(x)``, ``b, c, h, w = x.shape`` (and ``= x.size()``)."""
+    out: set[str] = set()
+    for node in ast.walk(func):
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+            continue
+        target, value = node.targets[0], node.value
+        if isinstance(target, ast.Name) and _size_of_param(value, params):
+            out.add(target.id)
+        elif isinstance(target, ast.Tuple) and _whole_shape(value, params):
+            out.update(e.id for e in target.elts if isinstance(e, ast.Name))
+    return frozenset(out)
+
+
+def _whole_shape(node: ast.AST, params: set[str]) -> bool:
+    """``x.shape`` or ``x.size()`` of one of ``params``."""
+    if isinstance(node, ast.Call) and not node.args and isinstance(node.func, ast.Attribute) and node.func.attr == "size":
+        node = node.func
+    elif not (isinstance(node, ast.Attribute) and node.attr == "shape"):
+        return False
+    return isinstance(node.value, ast.Name) and node.value.id in params
 
 
 def _size_of_param(node: ast.AST, params: set[str]) -> bool:

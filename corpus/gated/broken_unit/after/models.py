@@ -1,13 +1,14 @@
 import torch
 from torch import nn
 
+from layout import is_wide
+
 
 class Threshold(nn.Module):
-    """Shifts small batches, doubles large ones: a branch on the batch's size, read into a local."""
+    """Shifts narrow rows, doubles wide ones: a branch on the row's width, in a helper of another file."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        rows = x.shape[0]
-        if rows > 3:
+        if is_wide(x):
             return x * 2
         return x - 1
 
