@@ -1,6 +1,7 @@
 import libcst as cst
 
 from ts2export.rule import Applicability, Invalid, Rule, Valid, argument
+from ts2export.rule.callsites import compares_with_itself
 
 from ts2export.rules._catalog_types_util import derives_from_module, local_def, remove_statement_edits
 
@@ -45,6 +46,10 @@ class JitScriptFunction(Rule):
     compiles it recursively without the decorator (tests/test_keeps_torchscript.py). Under a
     `torch.jit.trace` that stays it is held back: the trace would inline the function and bake
     its branches. A scripted function left in code that is exported holds that export back.
+
+    In a test that calls the function itself beside what the script made (`g =
+    torch.jit.script(f)`, then `assert_close(g(x), f(x))`), `g = f` would make the test compare
+    `f` with itself: it is reported with no fix (write the test against known values).
     """
 
     id = "TSX105"
@@ -74,6 +79,13 @@ class JitScriptFunction(Rule):
             "import torch\n\n\ndef f(x):\n    return x + 1\n\n\ng = f\ny = g(torch.ones(1))\n",
             unsafe=True,
             count=2,
+        ),
+        # reported, left alone: the test compares the scripted function with the function itself
+        Invalid(
+            "import torch\n\n\ndef f(x):\n    return x + 1\n\n\ndef test_f_scripts():\n    g = torch.jit.script(f)\n"
+            "    x = torch.ones(2)\n    torch.testing.assert_close(g(x), f(x))\n",
+            count=1,
+            path="tests/test_f.py",
         ),
     ]
 
@@ -123,6 +135,14 @@ class JitScriptFunction(Rule):
         applicability = Applicability.SAFE if is_class and definition is not None else Applicability.UNSAFE
         parent = self.parent(node)
         shown = self.code_of(target)
+        if not is_class and compares_with_itself(self, node, target):
+            self.report(
+                node,
+                f"`torch.jit.script({shown})` compiles the function for TorchScript only; this test calls "
+                f"`{shown}` itself as well, so with `{shown}` in its place it would compare `{shown}` with itself: "
+                "make the test check the function's result against known values, then drop the script call",
+            )
+            return
         if (
             isinstance(target, cst.Name)
             and isinstance(parent, cst.Assign)

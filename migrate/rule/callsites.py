@@ -9,7 +9,7 @@ from ts2export.model.callsites.bindings import binding, origin
 from ts2export.model.callsites.models import model_kind, script_module_instance
 from ts2export.model.callsites.plans import plan_uses
 from ts2export.model.callsites.producers import (
-    FUNCTION_HELPER, plan_for, plan_instance_save, plan_load, plan_script, plan_trace,
+    FUNCTION_HELPER, compares_with_itself, plan_for, plan_instance_save, plan_load, plan_script, plan_trace,
 )
 from ts2export.model.callsites.programs import HELPER, plan_trace_module
 from ts2export.model.callsites.syntax import (
@@ -21,7 +21,7 @@ from ts2export.model.callsites.writers import pte_path, writers
 
 __all__ = [
     "EXPORT_LOAD", "FUNCTION_HELPER", "HELPER", "JIT_LOAD", "JIT_SAVE", "LITE_LOAD", "LITE_METHODS", "MOVE", "OPTIMIZE",
-    "SCRIPT", "TRACE", "TRACE_MODULE", "Use", "argument", "binding", "classify_use", "code", "in_init", "model_kind", "origin",
+    "SCRIPT", "TRACE", "TRACE_MODULE", "Use", "argument", "binding", "classify_use", "code", "compares_with_itself", "in_init", "model_kind", "origin",
     "plan_for", "plan_instance_save", "plan_load", "plan_script", "plan_trace", "plan_trace_module", "plan_uses", "pte_path",
     "script_module_instance", "writers",
 ]

@@ -181,8 +181,25 @@ def plan_script(rule: Asker, call: cst.Call) -> Plan:
     elif not plan.problem and not plan.ep_mode and not plan.multi:
         # the export may have to wait (what it exports keeps a construct export rejects, or cannot
         # be followed): the program model then runs the module eager instead, where it may
-        plan.alternative = plan_eager(rule, call, "{why}")
+        alternative = plan_eager(rule, call, "{why}")
+        plan.alternative = alternative if alternative is not None and not alternative.problem else None
     return plan
+
+
+def compares_with_itself(rule: Asker, call: cst.Call, obj: cst.BaseExpression) -> bool:
+    """Whether a test would compare ``obj`` with itself if ``torch.jit.script(obj)`` became
+    ``obj``: the test calls ``obj`` itself after the script call (`assert_close(op(x), op_jit(x))`)."""
+    return isinstance(obj, cst.Name) and in_test(rule, call) and _used_after(rule, obj, call) == "called"
+
+
+def in_test(rule: Asker, call: cst.Call) -> bool:
+    """Whether ``call`` is in test code: a test module (``test_*.py``, ``*_test.py``, under ``tests/``)
+    or a ``test*`` function."""
+    parts = relative_path(rule).replace("\\", "/").split("/")
+    name = parts[-1]
+    if name.startswith("test_") or name.endswith("_test.py") or {"test", "tests"} & set(parts[:-1]):
+        return True
+    return any(d.rsplit(".", 1)[-1].startswith("test") for d in rule.enclosing_defs(call))
 
 
 def plan_eager(rule: Asker, call: cst.Call, why: str) -> Plan | None:
@@ -218,6 +235,11 @@ def plan_eager(rule: Asker, call: cst.Call, why: str) -> Plan | None:
         original = _used_after(rule, model, call)
         if original == "changed":
             return None
+        if original == "called" and in_test(rule, call):
+            # `op_jit = op` beside `assert_close(op(x), op_jit(x))` compares the module with itself:
+            # the test would pass whatever the module computes
+            return Plan(problem=(f"{why}; and run eager, this test would compare `{shown(model)}` with itself (it calls "
+                                 f"both `{shown(model)}` and what the script made), so it stays TorchScript"))
     for u in (classify_use(rule, r) for r in refs):
         if _escapes(rule, u):
             return None

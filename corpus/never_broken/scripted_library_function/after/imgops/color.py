@@ -4,7 +4,7 @@ from torch import nn
 
 
 def rgb_to_gray(image: torch.Tensor) -> torch.Tensor:
-    if not torch.compiler.is_exporting():
+    if not torch.jit.is_scripting():
         if not isinstance(image, torch.Tensor):
             raise TypeError(f"expected a tensor, got {type(image)}")
     r, g, b = image.unbind(-3)
