@@ -5,15 +5,29 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
+import threading
 from pathlib import Path
+
+_UMASK_LOCK = threading.Lock()  # os.umask is read by setting it: one thread at a time
 
 
 class NotRewritten(OSError):
     """A file `apply` must leave alone: read-only, or changed since it was read."""
 
 
+def new_file_mode() -> int:
+    """The mode a file this process creates gets, as ``open`` would give it: ``0o666`` less the
+    umask (a temporary file made by ``mkstemp`` is ``0o600``, which a file moved into place must
+    not keep: a CI job or another user could not read it)."""
+    with _UMASK_LOCK:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return 0o666 & ~mask
+
+
 def atomic_write_bytes(path: Path, data: bytes, expected: bytes | None = None) -> None:
-    """Replace ``path`` with ``data`` atomically, keeping its file mode. Never half-written.
+    """Replace ``path`` with ``data`` atomically, keeping its file mode (a new file gets
+    :func:`new_file_mode`). Never half-written.
 
     With ``expected`` (the bytes the new contents were computed from), the file is replaced only if
     it still holds them and is writable: a file that changed since it was read (an editor saved it,
@@ -38,8 +52,7 @@ def atomic_write_bytes(path: Path, data: bytes, expected: bytes | None = None) -
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
+        os.chmod(tmp, mode if mode is not None else new_file_mode())
         if expected is not None and _signature(os.stat(path)) != _signature(before):
             raise NotRewritten("changed while ts2export was running; not rewritten (run apply again)")
         os.replace(tmp, path)

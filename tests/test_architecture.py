@@ -19,7 +19,7 @@ ALLOWED = {
     "ts2export.runner": set(),  # the standard library (and what its server is told to preload)
     "ts2export.server": {"ts2export", "ts2export.engine", "ts2export.rule"},  # pygls (the `server` extra)
     "ts2export.ci": {"ts2export", "ts2export.engine", "ts2export.rule", "ts2export.textio"},
-    "ts2export.artifact": set(),
+    "ts2export.artifact": {"ts2export.textio"},
     "ts2export.engine": {"ts2export", "ts2export.model", "ts2export.rule", "ts2export.rules", "ts2export.edits",
                          "ts2export.textio", "ts2export.record.recording"},
     "ts2export.record.hooks": set(),  # runs inside the user's interpreter: nothing of ts2export

@@ -6,7 +6,8 @@ AOTInductor packages, ``.pte``), ``devices`` (the devices an artifact names), ``
 model-store mode of ``migrate-artifact`` (``store``, ``state``, ``storetask``, ``executors``,
 ``worker``, ``storerun``, ``storereport``), and ``cli`` (those commands, registered by the top CLI).
 
-Imports: torch, executorch and this package only; never the source wing (engine, program model,
+Imports: torch, executorch, this package and ``ts2export.textio`` (how a file is written: its
+mode) only; never the source wing (engine, program model,
 rules, CI side, record: a recording reaches ``cli`` as a lookup the top CLI hands over) nor the
 top CLI. ``ray`` is imported only for ``--executor ray``.
 """

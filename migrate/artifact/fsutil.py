@@ -1,14 +1,17 @@
-"""Atomic writes: a temp file in the target directory, then os.replace."""
+"""Atomic writes: a temp file in the target directory, then os.replace (with the mode the file had,
+or the one a new file gets)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 from ts2export.artifact.errors import ArtifactError
+from ts2export.textio import new_file_mode
 
 
 @contextlib.contextmanager
@@ -23,6 +26,11 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        try:  # a file rewritten keeps its mode; a new one gets what `open` would give it
+            mode = stat.S_IMODE(os.stat(target).st_mode)
+        except FileNotFoundError:
+            mode = new_file_mode()
+        os.chmod(tmp_path, mode)
         os.replace(tmp_path, target)
     finally:
         if tmp_path.exists():
