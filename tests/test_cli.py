@@ -108,6 +108,14 @@ def test_missing_path_is_an_error(tmp_path, run_cli):
     assert err.strip() == "error: does-not-exist: no such file or folder"
 
 
+def test_a_folder_with_nothing_to_check_says_so_and_exits_0(tmp_path, run_cli):
+    (tmp_path / "notes.txt").write_text("no code here\n")
+    for command in ("check", "scan", "apply"):
+        code, out, err = run_cli(command, tmp_path)
+        assert code == 0, (command, out, err)
+        assert "No Python, notebook or C++ file to check here" in out, (command, out)
+
+
 def test_syntax_error_file_is_named_and_check_exits_2(tmp_path, run_cli):
     make_tree(tmp_path)
     bad = tmp_path / "pkg" / "broken.py"

@@ -83,6 +83,9 @@ def error_line(r: FileResult) -> str:
 
 def summary_line(results: Sequence[FileResult]) -> str:
     c = summary_counts(results)
+    if not c["files"]:
+        return ("No Python, notebook or C++ file to check here (none under the paths given, or all excluded), "
+                "so no TorchScript was found.")
     parts = [f"Found {c['findings']} TorchScript finding{'s' if c['findings'] != 1 else ''} in {c['files_with_findings']} of {c['files']} file{'s' if c['files'] != 1 else ''}"]
     fixes = []
     if c["fixable_safe"]:
