@@ -156,6 +156,7 @@ class JitScriptFunction(Rule):
                 "delete the statement and use the plain Python definition",
                 edits=remove_statement_edits(self, parent),
                 applicability=applicability,
+                about=definition,
             )
             return
         self.report(
@@ -163,6 +164,7 @@ class JitScriptFunction(Rule):
             f"`torch.jit.script({shown})` compiles the {kind} for TorchScript only; use `{shown}` itself",
             replacement=target,
             applicability=applicability,
+            about=definition,
         )
 
     def _name(self, node: cst.BaseExpression) -> str | None:

@@ -83,7 +83,9 @@ def _analyze(
     for rule in instances:
         for node, message, fix, appl, alternative in rule.findings:
             pos = positions[node]
-            defs = defs_from(node if isinstance(node, (cst.FunctionDef, cst.ClassDef)) else parents.get(node), parents.get)
+            subject = rule.about.get(id(node), node)
+            defs = defs_from(subject if isinstance(subject, (cst.FunctionDef, cst.ClassDef)) else parents.get(subject),
+                             parents.get)
             spans = _spans(module, positions, fix) if fix is not None else ()
             findings.append(
                 Finding(

@@ -272,8 +272,7 @@ class Solver:
                 why = self._region_reason(fi.path, fi.defs, compiled, traced, unknown_compiled, unknown_traced,
                                           fi.keeps_torchscript and patch is None, fi.keeps_tracing)
                 if why and patch:
-                    why += (f" (without its decorator TorchScript compiles the class as it is when first used, with the "
-                            f"attribute {patch} gives it, which it cannot compile)")
+                    why += f" (without its decorator TorchScript compiles the class as it is when first used, {patch})"
                 if why:
                     changed |= hold(fi, why)
             # 3. exports that would fail on code left as it is (what only eager Python runs aside:
@@ -341,9 +340,9 @@ class Solver:
             return None
         f = self.files.file(fi.path)
         d = f.def_by_qualname.get(fi.defs[0]) if f is not None else None
-        if d is None or d.kind != "class" or fi.start[0] >= d.node.lineno:
-            return None  # not on a class's decorator lines
-        return self.patched.where(fi.path, d.qualname)
+        if d is None or d.kind != "class" or d.node.lineno <= fi.start[0] <= (d.node.end_lineno or d.node.lineno):
+            return None  # in its body: not on a class's decorator lines, nor `X = torch.jit.script(X)` after it
+        return self.patched.why(fi.path, d.qualname)
 
     def _eager_only(self, fixable: Callable[[ScanFinding], bool]) -> dict[str, list[tuple[int, int]]]:
         """Per file, the lines that run only in eager Python once this run's fixes are written

@@ -29,7 +29,9 @@ class Names:
         scope, binding = found
         if _imports_one(binding):
             return self.library_name(".".join([binding.imports[0], *parts[1:]]), f.path)
-        if binding.defs and not binding.values and not binding.imports and len(set(binding.defs)) == 1:
+        if binding.defs and not binding.imports and len(set(binding.defs)) == 1 and all(
+                _rewraps(v, parts[0]) for v in binding.values):
+            # (also `X = torch.jit.script(X)` after `class X`: the name still holds that definition, wrapped)
             # (one name defined again: `@torch.jit._overload` stubs and their implementation)
             return ".".join([f"{f.module}.{binding.defs[0]}" if f.module else binding.defs[0], *parts[1:]])
         return None
@@ -148,6 +150,12 @@ class Names:
     def def_of(self, f: PyFile, node: ast.AST) -> tuple[PyFile, Def] | None:
         name = self.qualified(f, node)
         return self.lookup_def(name, f.path) if name else None
+
+
+def _rewraps(value: ast.AST, name: str) -> bool:
+    """``wrapper(name)``: a value that wraps the definition bound to ``name`` (``torch.jit.script(X)``)."""
+    return (isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords
+            and isinstance(value.args[0], ast.Name) and value.args[0].id == name)
 
 
 def _imports_one(binding) -> bool:

@@ -240,6 +240,8 @@ class Rule(_RuleMeta, cst.BatchableCSTVisitor):
         super().__init__()
         self.context = context
         self.findings: list[tuple[cst.CSTNode, str, Fix | None, Applicability]] = []
+        #: id(node) of a finding -> the definition it is about, where it lies outside it (see report)
+        self.about: dict[int, cst.CSTNode] = {}
         self._wrapper: cst.MetadataWrapper | None = None
 
     def get_visitors(self):  # type: ignore[override]
@@ -284,9 +286,15 @@ class Rule(_RuleMeta, cst.BatchableCSTVisitor):
         imports: Iterable[Import] = (),
         applicability: Applicability | None = None,
         alternative: Alternative | None = None,
+        about: cst.CSTNode | None = None,
     ) -> None:
         """Report ``node``. Give ``replacement`` (for ``node`` itself) or ``edits`` to offer a fix;
-        ``alternative``: a second fix the program model may take instead (same applicability)."""
+        ``alternative``: a second fix the program model may take instead (same applicability);
+        ``about``: the class or function of this file the finding is about where ``node`` lies
+        outside it (``X = torch.jit.script(X)`` after ``class X``): the program model holds the fix
+        while a kept TorchScript call compiles that definition."""
+        if about is not None:
+            self.about[id(node)] = about
         appl = applicability or self.applicability
         all_edits: list[Edit] = list(edits or ())
         if replacement is not None:

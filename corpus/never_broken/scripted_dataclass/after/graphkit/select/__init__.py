@@ -1,0 +1,4 @@
+from .base import SelectOutput
+from .topk import SelectTopK
+
+__all__ = ["SelectOutput", "SelectTopK"]
