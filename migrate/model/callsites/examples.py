@@ -65,6 +65,9 @@ def _sizes_of_factory(rule: Asker, call: cst.Call, depth: int) -> tuple[int, lis
         return tensor_shape(rule, inner, depth + 1) if inner is not None else None
     if short == "tensor":
         data = argument(call, 0, "data")
+        if not isinstance(data, (cst.List, cst.Tuple, cst.Integer, cst.Float, cst.UnaryOperation)) and not (
+                isinstance(data, cst.Name) and data.value in ("True", "False")):
+            return None  # `torch.tensor(json.loads(...))`, `torch.tensor(values)`: any rank
         rank, sizes = 0, []
         while isinstance(data, (cst.List, cst.Tuple)):
             rank += 1
@@ -223,6 +226,25 @@ def dims_spec(rule: Asker, expr: cst.BaseExpression, dim: str, ref: str | None,
     return None, f"cannot tell the rank of the example `{shown(expr)}`; bind it to a variable first", []
 
 
+def _container_spec(rule: Asker, expr: cst.BaseExpression, dim: str, bounded: bool) -> str | None:
+    """The dynamic-shapes entry of an example input that is a name bound to a dict, list or tuple of
+    tensors (a dict of node features per type, a list of images): the same structure, with each
+    tensor's dims, built from the value when the export runs. None for anything else."""
+    if not isinstance(expr, cst.Name):
+        return None
+    value = assigned_value(rule, expr)
+    per_dim = f"{dim}.AUTO(max=max({DEFAULT_MAX}, 8 * t.shape[i]))" if bounded else f"{dim}.AUTO"
+    one = f"{{i: {per_dim} for i in range(t.dim())}}"
+    if isinstance(value, cst.Dict) and value.elements and all(
+            isinstance(e, cst.DictElement) and is_tensor_expr(rule, e.value) for e in value.elements):
+        return f"{{k: {one} for k, t in {expr.value}.items()}}"
+    if isinstance(value, (cst.List, cst.Tuple)) and value.elements and all(
+            type(e) is cst.Element and is_tensor_expr(rule, e.value) for e in value.elements):
+        items = f"[{one} for t in {expr.value}]"
+        return items if isinstance(value, cst.List) else f"tuple({items[1:-1]})"
+    return None
+
+
 def _constant(expr: cst.BaseExpression) -> bool:
     """Whether an example input is a literal that is not a tensor (`True`, `None`, `3`, `-0.5`, `"mean"`)."""
     if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
@@ -363,6 +385,10 @@ def export_args(rule: Asker, example: cst.BaseExpression | None, kw: cst.BaseExp
     for i, (src, ref) in enumerate(zip(srcs, refs)):
         if len(srcs) > 1 and _constant(src):
             shapes.append("None")  # a bool, number, string or None: a constant of the program, guarded by export
+            continue
+        container = _container_spec(rule, src, dim, bounded)
+        if container is not None:  # `x_dict = {"v": torch.randn(3, 16), ...}`: one entry per item
+            shapes.append(container)
             continue
         seen = seen_all[i] if i < len(seen_all) and len(seen_all) == len(srcs) else None
         batched = any(isinstance(n, int) and n >= 2 for j, n in enumerate(firsts) if j != i)
