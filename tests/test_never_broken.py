@@ -137,7 +137,8 @@ GATED = ["never_broken/frozen_trace_saved", "never_broken/fused_detector", "neve
          "recorded/proof_eager_only_branch", "never_broken/loaded_ensemble",
          # issue 49's: what a kept script compiles, and calls meant to fail
          "never_broken/kept_script_guards", "never_broken/kept_script_classes", "never_broken/raises_not_example",
-         "never_broken/constant_per_call", "never_broken/data_dependent_matcher"]
+         "never_broken/constant_per_call", "never_broken/data_dependent_matcher", "never_broken/scripted_dataclass",
+         "never_broken/dict_inputs", "never_broken/scripting_decides"]
 
 
 @pytest.mark.slow

@@ -193,6 +193,32 @@ class Reach:
         defs, _ = self.reach(site)
         return self._ragged.decisions(defs)
 
+    def scripting_decisions(self, site: Site) -> tuple[str, ...]:
+        """The places in the code an entry point reaches where ``torch.jit.is_scripting()`` decides
+        more than checks, as ``"path:line `code`"``: TorchScript takes one side, eager Python the
+        other, so running the module eager instead of its script computes otherwise there
+        (``if not torch.jit.is_scripting() and isinstance(e, EdgeIndex): dim_size = e.num_cols``).
+        An ``if`` whose sides only check (``raise``, ``assert``, a call for its effect: input
+        validation) is not one."""
+        defs, _ = self.reach(site)
+        found: list[str] = []
+        for path, qualname in sorted(defs):
+            f = self.files.file(path)
+            d = f.def_by_qualname.get(qualname) if f is not None else None
+            if d is None or d.kind != "function":
+                continue
+            checks: set[int] = set()  # the guard calls of ifs that only check
+            for node in ast.walk(d.node):
+                if isinstance(node, ast.If) and _only_checks(node.body) and _only_checks(node.orelse):
+                    checks |= {id(c) for c in ast.walk(node.test) if isinstance(c, ast.Call)}
+            for node in ast.walk(d.node):
+                if (isinstance(node, ast.Call) and id(node) not in checks
+                        and (self.names.qualified(f, node.func) or "") in SCRIPTING_GUARDS):
+                    shown = f"{path}:{node.lineno} `{f.segment(node)}`"
+                    if shown not in found:
+                        found.append(shown)
+        return tuple(found)
+
     def size_branches(self, site: Site) -> tuple[str, ...]:
         """The Python branches on an input's size in the ``forward`` methods an entry point reaches
         (``if x.shape[0] > 3:``, ``while len(x) < n``, ``a if x.size(1) == 4 else b``): the export
@@ -267,6 +293,24 @@ def recorded_targets(recording, files: Files, calls) -> Callable[[Site], set[tup
             for f, call in callers)
 
     return lookup
+
+
+#: The calls that tell TorchScript from eager Python.
+SCRIPTING_GUARDS = {"torch.jit.is_scripting", "torch.jit._script.is_scripting", "torch._jit_internal.is_scripting"}
+
+
+def _only_checks(body: list[ast.stmt]) -> bool:
+    """Statements that only check: ``raise``, ``assert``, a call for its effect, ``pass``, a
+    docstring, and ifs of such."""
+    for stmt in body:
+        if isinstance(stmt, (ast.Raise, ast.Assert, ast.Pass)):
+            continue
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, (ast.Call, ast.Constant)):
+            continue
+        if isinstance(stmt, ast.If) and _only_checks(stmt.body) and _only_checks(stmt.orelse):
+            continue
+        return False
+    return True
 
 
 def _compares_size(test: ast.AST, params: set[str], sizes: frozenset[str] = frozenset()) -> bool:

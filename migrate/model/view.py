@@ -51,6 +51,10 @@ class ProgramView:
     #: after ``nonzero`` or a boolean mask) in the code each script/trace call of the file reaches,
     #: as ``"path:line `test`"``; keyed by :func:`object_key` of the call.
     data_sizes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Where ``torch.jit.is_scripting()`` decides more than checks in the code each script call of
+    #: the file compiles, as ``"path:line `call`"``: run eager, the module takes the other side;
+    #: keyed by :func:`object_key` of the call.
+    scripting: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: The calls packing a padded batch for a recurrent layer (``pack_padded_sequence``) in the code
     #: each script/trace call of the file reaches, as ``"path:line `call`"``; keyed by
     #: :func:`object_key` of the call.
@@ -88,6 +92,9 @@ class ProgramView:
 
     def data_sizes_in(self, scope: str, code: str) -> tuple[str, ...]:
         return tuple(self.data_sizes.get(object_key(scope, code), ()))
+
+    def scripting_in(self, scope: str, code: str) -> tuple[str, ...]:
+        return tuple(self.scripting.get(object_key(scope, code), ()))
 
     def packed_in(self, scope: str, code: str) -> tuple[str, ...]:
         return tuple(self.packed.get(object_key(scope, code), ()))

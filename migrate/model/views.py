@@ -43,7 +43,8 @@ def views(files: Files, names: Names, classes: Classes, sites: Sites, kinds: Kin
             named[name] = kind
             if df is f:
                 named.setdefault(d.qualname, kind)
-        objects, inputs, recurrent, methods, method_inputs, alone, branches, packed, strings, ragged = {}, {}, {}, {}, {}, set(), {}, {}, {}, {}
+        objects, inputs, recurrent, methods, method_inputs, alone, branches, packed, strings, ragged, guards = (
+            {}, {}, {}, {}, {}, set(), {}, {}, {}, {}, {})
         for site in sites.by_file().get(path, ()):
             if site.kind == WRITER and site.unit is not None and any(s.kind == READER for s in site.unit.sites):
                 evidence = feeding.reader_evidence(site)
@@ -71,11 +72,13 @@ def views(files: Files, names: Names, classes: Classes, sites: Sites, kinds: Kin
                     recurrent[object_key(site.scope, f.segment(site.node))] = layers
                 # what keeps export from taking the module as it is (see ProgramView)
                 for table, found in ((branches, reach.size_branches(site)), (packed, reach.packed_sequences(site)),
-                                     (strings, reach.string_inputs(site)), (ragged, reach.data_size_decisions(site))):
+                                     (strings, reach.string_inputs(site)), (ragged, reach.data_size_decisions(site)),
+                                     (guards, reach.scripting_decisions(site) if site.kind == ENTRY_SCRIPT else ())):
                     if found:
                         table[object_key(site.scope, f.segment(site.node))] = found
         out[path] = ProgramView(named, objects, inputs, recurrent, methods, method_inputs, frozenset(alone),
                                 size_branches=branches, packed=packed, strings=strings, data_sizes=ragged,
+                                scripting=guards,
                                 reexports=_reexports(f, names))
     return out
 

@@ -212,6 +212,10 @@ def plan_eager(rule: Asker, call: cst.Call, why: str) -> Plan | None:
     defs = rule.enclosing_defs(call)
     if model is None or not defs or not rule.context.program.is_alone(defs[0], code(call)):
         return None  # at module level another module may import the value and save it
+    decided = rule.context.program.scripting_in(defs[0], code(call))
+    if decided:  # TorchScript takes one side there, eager Python the other
+        return Plan(problem=(f"{why}; and run eager, it would compute otherwise: `torch.jit.is_scripting()` decides "
+                             f"more than checks at {decided[0]}, so it stays TorchScript"))
     if not isinstance(model, (cst.Name, cst.Call)):
         return None
     value = value_expr(rule, call)
