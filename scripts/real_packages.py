@@ -7,7 +7,10 @@ tests), this script:
 1. creates or reuses a virtual environment under the work folder (default ~/.cache/ts2export-real,
    keyed by package, version, torch pin and Python), with torch pinned by a constraints file, the
    package and its test requirements, and ts2export installed editable from this checkout;
-2. downloads the package's sdist (`pip download --no-binary :all: --no-deps PKG==VER`) and unpacks it;
+2. downloads the package's sdist (`pip download --no-binary :all: --no-deps PKG==VER`) and unpacks it,
+   or, for a package with a git `source` (its sdist ships no tests: kornia, torch-geometric), unpacks
+   `git archive COMMIT` of a bare copy of its repository (found under --git-mirror, default /work/.mirror,
+   or cloned into WORK/git) and makes the environment from that tree; the commit is in the results;
 3. runs the package's own test subset against a copy of that SOURCE tree (the tree comes first on
    sys.path, and a pytest plugin checks that the tests imported that copy, not site-packages);
 4. copies the tree again, runs `ts2export apply` (safe fixes) and `ts2export apply --unsafe-fixes`
@@ -63,6 +66,7 @@ from real_packages_report import (  # noqa: E402  (the pure parts, beside this s
     parse_apply_left, read_log, relative_to_tree, render_markdown, render_text, rule_counts, run_summary, test_outcomes,
     update_doc,
 )
+from real_packages_list import GIT_SOURCE, GITHUB_REPO, PACKAGES, GitSource, Package, parse_git_source  # noqa: E402, F401
 
 REPO = Path(__file__).resolve().parent.parent
 PROBE = Path(__file__).resolve().parent / "real_packages_probe.py"
@@ -71,181 +75,6 @@ DOC = REPO / "docs" / "reliability.md"
 MODES = ("safe", "unsafe", "record")
 DEFAULT_MODES = ("safe", "unsafe")
 RUNNER_REQUIREMENTS = ("pytest>=8", "pytest-xdist>=3", "pytest-timeout>=2", "setuptools>=68")
-
-
-@dataclasses.dataclass(frozen=True)
-class Package:
-    """One package under test: where its code and tests are in the sdist, and which tests to run."""
-
-    name: str  # PyPI name
-    version: str
-    import_name: str  # the top-level module the tests must import from the migrated tree
-    migrate: tuple[str, ...]  # paths in the sdist given to ts2export (the package and its tests)
-    tests: tuple[str, ...]  # pytest paths in the sdist
-    source_root: str = "."  # folder of the sdist that holds the import package (put first on sys.path)
-    k: str | None = None  # pytest -k expression
-    requires: tuple[str, ...] = ()  # test requirements, beside the package itself
-    pytest_args: tuple[str, ...] = ()
-    env: tuple[tuple[str, str], ...] = ()
-    timeout: int = 600  # seconds for one pytest run
-    test_timeout: int = 180  # seconds for one test (pytest-timeout)
-    subset: str = ""  # why these tests: said in the table
-    binaries: bool = False  # copy the installed package's compiled modules (*.so) into the tree (the sdist has their sources only)
-
-
-PACKAGES: dict[str, Package] = {
-    p.name: p
-    for p in (
-        Package(
-            name="e3nn",
-            version="0.6.0",
-            import_name="e3nn",
-            migrate=("e3nn", "tests"),
-            tests=("tests/util", "tests/nn/batchnorm_test.py", "tests/nn/dropout_test.py", "tests/nn/models",
-                   "tests/o3/tensor_product_test.py"),
-            k="(jit or script or trace or save or batchnorm or dropout) and not test_input_weights_jit",
-            requires=("pytest",),
-            subset="the tests of e3nn.util.jit, the scripted models and tensor products (named for jit / "
-            "script / trace), and two fast suites that script modules through assert_auto_jitable; left out "
-            "for time: the suites that also build torch.compile inductor kernels (minutes each on 2 cores) "
-            "and test_input_weights_jit (2 min)",
-        ),
-        Package(
-            name="julius",
-            version="0.2.8",
-            import_name="julius",
-            migrate=("julius", "tests"),
-            tests=("tests",),
-            requires=("numpy", "resampy==0.4.3"),
-            subset="the whole suite (the `test_torchscript` cases script every module)",
-        ),
-        Package(
-            name="einops",
-            version="0.8.2",
-            import_name="einops",
-            migrate=("einops",),
-            tests=("einops/tests",),
-            requires=("numpy",),
-            k="not torch_compile and not threading",
-            env=(("EINOPS_TEST_BACKENDS", "numpy,torch"),),
-            subset="the whole suite for the numpy and torch backends (layers are scripted and traced), "
-            "minus the torch.compile and threading tests (minutes each, no TorchScript)",
-        ),
-        Package(
-            name="ptwt",
-            version="1.0.1",
-            import_name="ptwt",
-            source_root="src",
-            migrate=("src/ptwt", "tests"),
-            tests=("tests/test_jit.py",),
-            requires=("scipy>=1.10", "PyWavelets"),
-            subset="test_jit, which traces the wavelet transforms (the library itself has no TorchScript)",
-        ),
-        Package(
-            name="torchani",
-            version="2.9.0",
-            import_name="torchani",
-            migrate=("torchani", "tests"),
-            tests=("tests/test_aev.py", "tests/test_grad_module.py", "tests/test_repulsion.py",
-                   "tests/test_dispersion.py", "tests/test_electro.py", "tests/test_nn.py",
-                   "tests/test_potentials_custom.py", "tests/test_sae.py", "tests/test_utils.py"),
-            requires=("pytest", "parameterized", "expecttest"),
-            subset="the suites that need no model weights from the network (most torchani tests download "
-            "them); each runs eager and under torch.jit.script (`*_jit` classes); the neighbour pairs are cut by "
-            "`nonzero()` on a distance mask (data-dependent shapes)",
-        ),
-        Package(
-            name="torch-nl",
-            version="0.3",
-            import_name="torch_nl",
-            migrate=("torch_nl",),
-            tests=("torch_nl/test_nl.py",),
-            requires=("ase", "numpy"),
-            subset="the whole suite (its tests live in the package): the two `@torch.jit.script` neighbour-list "
-            "builders, whose pair lists are cut by boolean masks (data-dependent shapes), checked against ASE",
-        ),
-        Package(
-            name="mace-torch",
-            version="0.3.16",
-            import_name="mace",
-            migrate=("mace", "tests"),
-            tests=("tests/test_models.py", "tests/test_modules.py"),
-            requires=("pytest",),
-            subset="the model and module suites: MACE models (scatter sums over edge lists) built on e3nn and "
-            "compiled with e3nn.util.jit.compile (torch.jit.script)",
-        ),
-        Package(
-            name="torchkbnufft",
-            version="1.5.2",
-            import_name="torchkbnufft",
-            migrate=("torchkbnufft", "tests"),
-            tests=("tests",),
-            requires=("numpy", "scipy"),
-            subset="the whole suite: every NUFFT runs the library's `@torch.jit.script` interpolation kernels "
-            "(torch.jit.fork / wait)",
-        ),
-        Package(
-            name="pytorch-ignite",
-            version="0.5.5",
-            import_name="ignite",
-            migrate=("ignite", "tests/ignite/test_utils.py", "tests/ignite/engine/test_create_supervised.py"),
-            tests=("tests/ignite/test_utils.py", "tests/ignite/engine/test_create_supervised.py"),
-            requires=("numpy", "dill", "filelock", "pytest"),
-            subset="test_utils (scripts `to_onehot` and a module calling it) and test_create_supervised "
-            "(trains and evaluates models traced with torch.jit.trace)",
-        ),
-        Package(
-            name="thinc",
-            version="9.1.1",
-            import_name="thinc",
-            migrate=("thinc",),
-            tests=("thinc/tests/layers/test_torchscriptwrapper.py", "thinc/tests/layers/test_pytorch_wrapper.py",
-                   "thinc/tests/shims"),
-            requires=("pytest", "hypothesis", "mock"),
-            binaries=True,
-            subset="spaCy's machine-learning library (NLP): the TorchScript wrapper (`pytorch_to_torchscript_wrapper` "
-            "scripts a wrapped module with torch.jit.script, the shim saves and loads it with torch.jit.save / load), "
-            "the PyTorch wrapper and shim suites around it; the tests live in the package; its Cython modules are "
-            "copied from the installed wheel into the tree",
-        ),
-        Package(
-            name="hummingbird-ml",
-            version="0.4.12",
-            import_name="hummingbird",
-            migrate=("hummingbird", "tests"),
-            tests=("tests/test_backends.py", "tests/test_extra_conf.py", "tests/test_sklearn_decision_tree_converter.py",
-                   "tests/test_sklearn_imputer_converter.py", "tests/test_sklearn_sv_converter.py",
-                   "tests/test_sklearn_linear_converter.py", "tests/test_sklearn_pipeline.py",
-                   "tests/test_sklearn_isolation_forest_converter.py"),
-            requires=("pytest",),
-            subset="the suites that use the `torch.jit` backend (scikit-learn models compiled to tensor programs and "
-            "traced with torch.jit.trace, saved and loaded with torch.jit.save / load) beside the eager one",
-        ),
-        Package(
-            name="cuequivariance-torch",
-            version="0.13.0",
-            import_name="cuequivariance_torch",
-            migrate=("cuequivariance_torch", "tests"),
-            tests=("tests/operations", "tests/primitives", "tests/layers"),
-            requires=("cuequivariance==0.13.0", "pytest"),
-            subset="the operation, primitive and layer suites of NVIDIA's equivariant-GNN layers (spherical harmonics, "
-            "tensor products, symmetric contractions as in MACE): modules run eager and through the test helper "
-            "`module_with_mode`, whose `torch.jit.script(module)` / `torch.jit.trace(module, inputs)` compile whatever "
-            "module a test hands in (a target ts2export cannot follow); on CPU most cases skip (they need CUDA), "
-            "and of the scripted / traced ones only transpose's run",
-        ),
-        Package(
-            name="torchprofile",
-            version="0.1.0",
-            import_name="torchprofile",
-            migrate=("torchprofile", "tests"),
-            tests=("tests/test_ops.py",),
-            subset="test_ops: the MAC count of each operator, which the library reads off the TorchScript graph "
-            "of torch.jit._get_trace_graph (it walks the IR's nodes); test_models left out (needs transformers "
-            "and torchvision)",
-        ),
-    )
-}
 
 
 class Failure(Exception):
@@ -289,11 +118,16 @@ def run(cmd: list[str], *, cwd: Path | None = None, env: dict | None = None, tim
 
 
 def venv_key(pkg: Package, python: str) -> dict:
-    return {"package": pkg.name, "version": pkg.version, "requires": list(pkg.requires), "torch": torch_pin(),
-            "runner": list(RUNNER_REQUIREMENTS), "python": python}
+    key = {"package": pkg.name, "version": pkg.version, "requires": list(pkg.requires), "torch": torch_pin(),
+           "runner": list(RUNNER_REQUIREMENTS), "python": python}
+    if pkg.source:  # a git package's environment holds the dependencies its commit declares
+        key["source"] = pkg.source
+    return key
 
 
-def ensure_venv(pkg: Package, work: Path, python: str, skip_install: bool) -> Path:
+def ensure_venv(pkg: Package, work: Path, python: str, skip_install: bool, checkout: Path | None = None) -> Path:
+    """The package's environment; a git package (`checkout`: its tree at the commit) is installed from that
+    tree (a copy of it, so that no build output lands in the tree under test), for the dependencies it declares."""
     key = venv_key(pkg, python)
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:10]
     venv = work / "venvs" / f"{pkg.name}-{pkg.version}-{digest}"
@@ -313,7 +147,15 @@ def ensure_venv(pkg: Package, work: Path, python: str, skip_install: bool) -> Pa
         constraints.write_text(torch_pin() + "\n", encoding="utf-8")
         pip = [str(vpy), "-m", "pip", "install", "-q", "--disable-pip-version-check", "-c", str(constraints)]
         run(pip + [torch_pin()], timeout=1800)
-        run(pip + [f"{pkg.name}=={pkg.version}", *pkg.requires, *RUNNER_REQUIREMENTS], timeout=1800)
+        if checkout is None:
+            run(pip + [f"{pkg.name}=={pkg.version}", *pkg.requires, *RUNNER_REQUIREMENTS], timeout=1800)
+        else:
+            build = work / "build" / checkout.name
+            copy_tree(checkout, build)
+            try:
+                run(pip + [str(build), *pkg.requires, *RUNNER_REQUIREMENTS], timeout=1800)
+            finally:
+                shutil.rmtree(build, ignore_errors=True)
         # ts2export's own dependencies (editable install below, without build isolation)
         run(pip + ["-e", str(REPO), "--no-build-isolation"], timeout=1800)
         installed = run([str(vpy), "-c", "import torch; print(torch.__version__)"]).stdout.strip()
@@ -383,6 +225,85 @@ def ensure_sdist(pkg: Package, work: Path, vpy: Path, skip_install: bool) -> Pat
     if pkg.binaries:
         copy_binaries(pkg, vpy, tree)
     return tree
+
+
+def git(git_dir: Path, *args: str, **kw) -> subprocess.CompletedProcess:
+    return run(["git", f"--git-dir={git_dir}", *args], **kw)
+
+
+def git_dir_of(path: Path) -> Path | None:
+    """The git directory of `path` (a bare repository, or a work tree's .git), or None."""
+    if not path.is_dir():
+        return None
+    res = run(["git", "-C", str(path), "rev-parse", "--absolute-git-dir"], check=False, timeout=60)
+    return Path(res.stdout.strip()) if res.returncode == 0 and res.stdout.strip() else None
+
+
+def ensure_git_dir(src: GitSource, work: Path, mirrors: list[Path], skip_install: bool) -> Path:
+    """A git directory holding src.commit: a mirror's copy, WORK/git's, or (GitHub, not --skip-install) a bare
+    clone made there. A copy that lacks the commit is passed over (an older snapshot)."""
+    seen = []
+    for cand in src.candidates(work, mirrors):
+        gd = git_dir_of(cand)
+        if gd is None:
+            continue
+        seen.append(str(cand))
+        if git(gd, "cat-file", "-e", f"{src.commit}^{{commit}}", check=False, timeout=60).returncode == 0:
+            return gd
+    if src.url and not skip_install:
+        dest = work / "git" / (src.repo.replace("/", "+") + ".git")
+        log(f"cloning {src.url} into {dest}")
+        if dest.exists():
+            git(dest, "fetch", "--quiet", src.url, src.commit, timeout=1800)
+        else:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            run(["git", "clone", "--bare", "--quiet", src.url, str(dest)], timeout=1800)
+        if git(dest, "cat-file", "-e", f"{src.commit}^{{commit}}", check=False, timeout=60).returncode == 0:
+            return dest
+        seen.append(str(dest))
+    where = ", ".join(seen) if seen else "none of " + ", ".join(str(c) for c in src.candidates(work, mirrors))
+    raise Failure(f"no copy of {src.label} holds commit {src.commit} (looked in {where})")
+
+
+def ensure_checkout(pkg: Package, work: Path, mirrors: list[Path], skip_install: bool) -> tuple[Path, str]:
+    """The package's tree at its commit (`git archive COMMIT`, unpacked under WORK/src, cached), and the commit.
+    Checks that it has the tests and paths the configuration names."""
+    src = pkg.git
+    assert src is not None
+    tree = work / "src" / f"{pkg.name}-{pkg.version}-git-{src.commit[:12]}"
+    marker = tree / ".unpacked"
+    if not (marker.exists() and marker.read_text(encoding="utf-8").split() == [src.label, src.commit]):
+        gd = ensure_git_dir(src, work, mirrors, skip_install)
+        log(f"{pkg.name}: checking out {src.label} at {src.commit[:12]} from {gd}")
+        if tree.exists():
+            shutil.rmtree(tree)
+        staging = tree.with_name(tree.name + ".partial")
+        if staging.exists():
+            shutil.rmtree(staging)
+        staging.mkdir(parents=True)
+        extract_git_archive(gd, src.commit, staging)
+        staging.rename(tree)
+        marker.write_text(f"{src.label} {src.commit}\n", encoding="utf-8")
+    missing = [p for p in (*pkg.tests, *pkg.migrate) if not (tree / p).exists()]
+    if missing:
+        raise Failure(f"{src.label} at {src.commit[:12]} has no {', '.join(missing)}")
+    return tree, src.commit
+
+
+def extract_git_archive(git_dir: Path, commit: str, dest: Path) -> None:
+    """`git archive COMMIT | tar -x -C DEST`, with the standard library's tar (data filter where it has one)."""
+    proc = subprocess.Popen(["git", f"--git-dir={git_dir}", "archive", "--format=tar", commit], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdout is not None
+    try:
+        with tarfile.open(fileobj=proc.stdout, mode="r|") as tf:
+            tf.extractall(dest, filter="data") if hasattr(tarfile, "data_filter") else tf.extractall(dest)
+    finally:
+        proc.stdout.close()
+        err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+        rc = proc.wait()
+    if rc != 0:
+        raise Failure(f"git archive {commit} in {git_dir} exited {rc}: {err.strip()[-300:]}")
 
 
 BINARY_SUFFIXES = (".so", ".pyd")
@@ -542,10 +463,15 @@ def run_package(pkg: Package, args: argparse.Namespace, work: Path) -> dict:
                    "subset": pkg.subset, "modes": {}}
     started = time.monotonic()
     try:
-        venv = ensure_venv(pkg, work, args.python, args.skip_install)
+        checkout = None
+        if pkg.source:
+            src = pkg.git
+            checkout, commit = ensure_checkout(pkg, work, args.git_mirror, args.skip_install)
+            entry.update({"version": f"{pkg.version} (git {commit[:10]})", "source": src.label, "commit": commit})
+        venv = ensure_venv(pkg, work, args.python, args.skip_install, checkout)
         vpy = venv / "bin" / "python"
         entry["torch"] = run([str(vpy), "-c", "import torch; print(torch.__version__)"]).stdout.strip()
-        pristine = ensure_sdist(pkg, work, vpy, args.skip_install)
+        pristine = checkout if checkout is not None else ensure_sdist(pkg, work, vpy, args.skip_install)
         rundir = work / "runs" / f"{pkg.name}-{pkg.version}"
         if rundir.exists():
             shutil.rmtree(rundir)
@@ -636,6 +562,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--work", type=Path, default=Path(os.environ.get("TS2EXPORT_REAL_WORK", Path.home() / ".cache" / "ts2export-real")),
                    help="cache and work folder, outside the repository (default ~/.cache/ts2export-real)")
     p.add_argument("--skip-install", action="store_true", help="never install or download: reuse what --work holds")
+    p.add_argument("--git-mirror", action="append", type=Path, default=None, metavar="DIR",
+                   help="a folder of bare git copies for the packages taken from git (OWNER+REPO/repo, OWNER+REPO.git "
+                   "or OWNER/REPO.git), repeatable; default $TS2EXPORT_REAL_GIT_MIRROR or /work/.mirror; then WORK/git, "
+                   "where a missing one is cloned")
     p.add_argument("--keep", action="store_true", help="keep the migrated trees and logs under WORK/runs")
     p.add_argument("--jobs", "-j", type=int, default=2, help="pytest-xdist workers per test run (1: no xdist; default 2)")
     p.add_argument("--timeout", type=int, default=None, help="seconds for one pytest run (default: per package)")
@@ -659,6 +589,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.jobs < 1:
         p.error("--jobs must be 1 or more")
     args.work = args.work.expanduser().resolve()
+    if args.git_mirror is None:
+        args.git_mirror = [Path(d) for d in os.environ.get("TS2EXPORT_REAL_GIT_MIRROR", "/work/.mirror").split(os.pathsep) if d]
+    args.git_mirror = [d.expanduser() for d in args.git_mirror]
     if args.work == REPO or REPO in args.work.parents:
         p.error("--work must lie outside the repository (the scan would see the packages)")
     return args

@@ -4,7 +4,11 @@ It appends one JSON line per test phase, per failed collection and per imported 
 to the file named by TS2EXPORT_REAL_LOG, as the run goes (a run killed by its timeout still leaves
 what it had done). With TS2EXPORT_REAL_SEED it seeds random, numpy and torch before collection, so
 a suite that draws its parameters at random collects the same tests before and after migration (and
-in every xdist worker). Standard library and pytest only: it runs in the package's virtual environment.
+in every xdist worker). With TS2EXPORT_REAL_SORT_CASES=1 it puts the parametrized cases of each test
+function in the order of their ids (the functions keep theirs): a suite that parametrizes over a set
+of objects hashed by address (torch-geometric's INDEX_DTYPES, a set of torch dtypes) collects its
+cases in a different order in each process, which xdist refuses ("Different tests were collected").
+Standard library and pytest only: it runs in the package's virtual environment.
 
     TS2EXPORT_REAL_LOG=run.jsonl TS2EXPORT_REAL_MODULE=e3nn python -m pytest -p ts2export_real_probe ...
 """
@@ -14,6 +18,8 @@ from __future__ import annotations
 import json
 import os
 import sys
+
+import pytest
 
 _MAX_TEXT = 6000
 _MAX_LINES = 40
@@ -119,6 +125,24 @@ def pytest_collectreport(report) -> None:
 
 
 _CONFIG: dict = {}
+
+
+def _function_id(nodeid: str) -> str:
+    return nodeid.split("[", 1)[0]
+
+
+def _sort_cases(items: list) -> None:
+    """The cases of each test function together, in the order of their ids, at the place of its first case."""
+    first: dict[str, int] = {}
+    for index, item in enumerate(items):
+        first.setdefault(_function_id(item.nodeid), index)
+    items[:] = sorted(items, key=lambda item: (first[_function_id(item.nodeid)], item.nodeid))
+
+
+@pytest.hookimpl(trylast=True)  # after the suite's own conftest hooks (kornia's drops tests there)
+def pytest_collection_modifyitems(session, config, items) -> None:
+    if os.environ.get("TS2EXPORT_REAL_SORT_CASES") == "1":
+        _sort_cases(items)
 
 
 def pytest_configure(config) -> None:

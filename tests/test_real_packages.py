@@ -3,6 +3,7 @@ rendering) and its pytest probe, without network or package installs."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import os
@@ -10,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -438,3 +440,114 @@ def test_the_probe_logs_every_outcome_frame_and_imported_copy(tmp_path, workers)
     assert (pure.relative_to_tree(path, tree), line, source) == ("mypkg/__init__.py", 2, "raise RuntimeError('boom ' + str(x))")
     files = pure.module_files(records)
     assert files and all(pure.relative_to_tree(f, tree) == "mypkg/__init__.py" for f in files)
+
+
+def test_a_git_source_names_a_repository_and_a_full_commit(tmp_path):
+    sha = "3695153f40186723662fc229e81566ee1a8cdf4d"
+    src = rp.parse_git_source(f"github:kornia/kornia@{sha.upper()}")
+    assert (src.kind, src.repo, src.commit, src.label) == ("github", "kornia/kornia", sha, "github:kornia/kornia")
+    assert src.url == "https://github.com/kornia/kornia.git"
+    assert rp.parse_git_source(f"github:pyg-team/pytorch_geometric.git@{sha}").repo == "pyg-team/pytorch_geometric"
+    local = rp.parse_git_source(f"git:/srv/repos/x.git@{sha}")
+    assert (local.kind, local.repo, local.url) == ("git", "/srv/repos/x.git", None)
+    mirror, work = tmp_path / "mirror", tmp_path / "work"
+    assert src.candidates(work, [mirror]) == [mirror / "kornia+kornia" / "repo", mirror / "kornia+kornia.git",
+                                              mirror / "kornia" / "kornia.git", work / "git" / "kornia+kornia.git"]
+    for bad in ("github:kornia/kornia", "github:kornia/kornia@v0.8.3", f"github:kornia@{sha}", f"svn:x/y@{sha}",
+                f"github:kornia/kornia@{sha[:12]}", f"github:a/b/c@{sha}"):
+        with pytest.raises(ValueError):
+            rp.parse_git_source(bad)
+    pkg = rp.Package(name="p", version="1", import_name="p", migrate=("p",), tests=("tests",), source=f"github:o/p@{sha}")
+    assert pkg.git == rp.GitSource("github", "o/p", sha)
+    assert rp.venv_key(pkg, "py")["source"] == pkg.source
+    assert "source" not in rp.venv_key(rp.PACKAGES["julius"], "py")  # the sdist packages keep their environments
+    for name in ("kornia", "torch-geometric"):  # the entries taken from git pin a full commit
+        assert len(rp.PACKAGES[name].git.commit) == 40
+
+
+def _git(*args, cwd):
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_SYSTEM": os.devnull}
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def test_a_git_package_is_checked_out_at_its_commit_from_a_mirror(tmp_path):
+    """A tiny repository (no network): the bare copy in a mirror folder is found, the tree at the pinned commit
+    (not the branch's newer one) is unpacked and cached, and a commit no copy holds is an error."""
+    origin = tmp_path / "origin"
+    (origin / "mypkg").mkdir(parents=True)
+    (origin / "tests").mkdir()
+    _git("init", "-q", "-b", "main", cwd=origin)
+    (origin / "mypkg" / "__init__.py").write_text("VALUE = 1\n")
+    (origin / "tests" / "test_v.py").write_text("import mypkg\n\ndef test_v():\n    assert mypkg.VALUE == 1\n")
+    _git("add", "-A", cwd=origin)
+    _git("commit", "-q", "-m", "one", cwd=origin)
+    first = _git("rev-parse", "HEAD", cwd=origin)
+    (origin / "mypkg" / "__init__.py").write_text("VALUE = 2\n")
+    (origin / "mypkg" / "later.py").write_text("")
+    _git("commit", "-q", "-am", "two", cwd=origin)
+    _git("add", "-A", cwd=origin)
+    _git("commit", "-q", "-m", "three", cwd=origin)
+    mirror = tmp_path / "mirror"
+    _git("clone", "-q", "--bare", str(origin), str(mirror / "me+mypkg" / "repo"), cwd=tmp_path)
+    work = tmp_path / "work"
+    pkg = rp.Package(name="mypkg", version="1.0", import_name="mypkg", migrate=("mypkg", "tests"), tests=("tests",),
+                     source=f"github:me/mypkg@{first}")
+    tree, commit = rp.ensure_checkout(pkg, work, [mirror], skip_install=True)
+    assert commit == first
+    assert tree == work / "src" / f"mypkg-1.0-git-{first[:12]}"
+    assert (tree / "mypkg" / "__init__.py").read_text() == "VALUE = 1\n"
+    assert not (tree / "mypkg" / "later.py").exists() and not (tree / ".git").exists()
+    assert (tree / ".unpacked").read_text().split() == ["github:me/mypkg", first]
+    (tree / "mypkg" / "__init__.py").write_text("VALUE = 1  # cached\n")
+    assert rp.ensure_checkout(pkg, work, [mirror], skip_install=True)[0] == tree
+    assert "cached" in (tree / "mypkg" / "__init__.py").read_text()  # unpacked once
+    assert ".unpacked" not in {p.name for p in rp.copy_tree(tree, tmp_path / "copy" / tree.name).iterdir()}
+    # a non-bare repository named by path works too
+    local = dataclasses.replace(pkg, name="local", source=f"git:{origin}@{first}")
+    assert (rp.ensure_checkout(local, work, [], skip_install=True)[0] / "tests" / "test_v.py").exists()
+    # the configuration names a path the commit lacks
+    with pytest.raises(rp.Failure, match="has no mypkg/later.py"):
+        rp.ensure_checkout(dataclasses.replace(pkg, name="m2", migrate=("mypkg/later.py",)), work, [mirror], True)
+    # no copy holds the commit (and --skip-install: no clone)
+    absent = dataclasses.replace(pkg, name="m3", source="github:me/mypkg@" + "0" * 40)
+    with pytest.raises(rp.Failure, match="no copy of github:me/mypkg holds commit 0000"):
+        rp.ensure_checkout(absent, work, [mirror], skip_install=True)
+    with pytest.raises(rp.Failure, match="looked in none of"):
+        rp.ensure_checkout(dataclasses.replace(pkg, name="m4", source=f"github:me/other@{first}"), work, [mirror], True)
+
+
+def test_the_probe_can_sort_the_cases_of_each_function_by_id(tmp_path):
+    """TS2EXPORT_REAL_SORT_CASES=1: cases parametrized over a per-process order (a set of objects hashed by
+    address) are put in id order within their function, so xdist workers collect the same list; functions
+    keep their order."""
+    items = [SimpleNamespace(nodeid=n) for n in (
+        "t.py::test_b[int64-cpu]", "t.py::test_b[int32-cpu]", "t.py::test_a", "t.py::C::test_c[y]", "t.py::C::test_c[x]")]
+    probe = _load("real_packages_probe")
+    probe._sort_cases(items)
+    assert [i.nodeid for i in items] == ["t.py::test_b[int32-cpu]", "t.py::test_b[int64-cpu]", "t.py::test_a",
+                                         "t.py::C::test_c[x]", "t.py::C::test_c[y]"]
+    tree = tmp_path / "pkg-1.0"
+    (tree / "tests").mkdir(parents=True)
+    (tree / "tests" / "test_s.py").write_text(textwrap.dedent("""\
+        import pytest
+
+        @pytest.mark.parametrize("v", ["z", "a", "m"])
+        def test_z(v):
+            pass
+
+        def test_a():
+            pass
+    """))
+    (tmp_path / "probe").mkdir()
+    (tmp_path / "probe" / f"{rp.PROBE_MODULE}.py").write_text(rp.PROBE.read_text())
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), str(tmp_path / "probe")]),
+           "TS2EXPORT_REAL_LOG": str(tmp_path / "run.jsonl")}
+    cmd = [sys.executable, "-m", "pytest", "-p", rp.PROBE_MODULE, "-p", "no:cacheprovider", "-q", "--co", "tests"]
+    plain = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, timeout=120).stdout.split()
+    assert plain[:4] == ["tests/test_s.py::test_z[z]", "tests/test_s.py::test_z[a]", "tests/test_s.py::test_z[m]",
+                         "tests/test_s.py::test_a"]
+    env["TS2EXPORT_REAL_SORT_CASES"] = "1"
+    ordered = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, timeout=120).stdout.split()
+    assert ordered[:4] == ["tests/test_s.py::test_z[a]", "tests/test_s.py::test_z[m]", "tests/test_s.py::test_z[z]",
+                           "tests/test_s.py::test_a"]
