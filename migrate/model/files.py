@@ -12,7 +12,7 @@ import os
 import re
 from typing import Iterator
 
-from ts2export.model.pyfile import PyFile, module_name
+from ts2export.model.pyfile import Def, PyFile, module_name
 
 
 class Files:
@@ -61,6 +61,15 @@ class Files:
         f.cells = self.cells.get(path, ())
         self.parsed[path] = f
         return f
+
+    def functions(self, defs) -> Iterator[tuple[str, PyFile, Def]]:
+        """The functions and methods among ``(path, qualname)`` pairs (what an entry point
+        reaches), in a stable order: ``(path, file, definition)``."""
+        for path, qualname in sorted(defs):
+            f = self.file(path)
+            d = f.def_by_qualname.get(qualname) if f is not None else None
+            if d is not None and d.kind == "function":
+                yield path, f, d
 
     def module_paths(self, name: str, near: str | None = None) -> list[str]:
         """The run's files of module ``name``. Failing that, as Python finds a module when a script

@@ -38,11 +38,7 @@ class Ragged:
         functions and methods an entry point reaches) that read a data-dependent size, as
         ``"path:line `test`"``."""
         found: list[str] = []
-        for path, qualname in sorted(defs):
-            f = self.files.file(path)
-            d = f.def_by_qualname.get(qualname) if f is not None else None
-            if d is None or d.kind != "function":
-                continue
+        for path, f, d in self.files.functions(defs):
             for node in _own_nodes(d.node):
                 if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)) and self._reads_ragged_size(f, d, node.test):
                     shown = f"{path}:{node.lineno} `{f.segment(node.test)}`"

@@ -172,11 +172,7 @@ class Reach:
         LSTM / RNN run on a PackedSequence, at any shape."""
         defs, _ = self.reach(site)
         found: list[str] = []
-        for path, qualname in sorted(defs):
-            f = self.files.file(path)
-            d = f.def_by_qualname.get(qualname) if f is not None else None
-            if d is None or d.kind != "function":
-                continue
+        for path, f, d in self.files.functions(defs):
             for node in ast.walk(d.node):
                 if isinstance(node, ast.Call) and (self.names.qualified(f, node.func) or "") in PACKING:
                     shown = f"{path}:{node.lineno} `{f.segment(node.func)}(...)`"
@@ -202,11 +198,7 @@ class Reach:
         validation) is not one."""
         defs, _ = self.reach(site)
         found: list[str] = []
-        for path, qualname in sorted(defs):
-            f = self.files.file(path)
-            d = f.def_by_qualname.get(qualname) if f is not None else None
-            if d is None or d.kind != "function":
-                continue
+        for path, f, d in self.files.functions(defs):
             checks: set[int] = set()  # the guard calls of ifs that only check
             for node in ast.walk(d.node):
                 if isinstance(node, ast.If) and _only_checks(node.body) and _only_checks(node.orelse):
@@ -226,10 +218,8 @@ class Reach:
         the other branch at other sizes (and its trace had baked the example's in)."""
         defs, _ = self.reach(site)
         found: list[str] = []
-        for path, qualname in sorted(defs):
-            f = self.files.file(path)
-            d = f.def_by_qualname.get(qualname) if f is not None else None
-            if d is None or d.kind != "function" or qualname.rsplit(".", 1)[-1] != "forward":
+        for path, f, d in self.files.functions(defs):
+            if d.qualname.rsplit(".", 1)[-1] != "forward":
                 continue
             params = {a.arg for a in [*d.node.args.posonlyargs, *d.node.args.args][1:]}
             sizes = _size_locals(d.node, params)
