@@ -105,3 +105,50 @@ def test_a_scriptability_test_of_a_module_export_refuses_keeps_testing():
     assert "op_jit = Matcher()" in after or "op_jit = torch.jit.script(Matcher())" not in after
     (held,) = [f for f in test.findings if f.line == 8]
     assert "this test would compare `op` with itself" in held.message
+
+
+OPS = {
+    "ops/__init__.py": "from . import feature\n",
+    "ops/feature.py": "import torch\n\n\ndef laf_scale(laf: torch.Tensor) -> torch.Tensor:\n    return laf.abs().sum(-1)\n\n\n"
+                      "def distort(p: torch.Tensor) -> torch.Tensor:\n    return p * 2\n",
+    "tests/test_ops.py": '''
+import torch
+import ops.feature
+from ops.feature import distort
+
+
+class TestLaf:
+    def test_jit(self):
+        img = torch.rand(1, 2, 2, 3)
+        model = ops.feature.laf_scale
+        model_jit = torch.jit.script(ops.feature.laf_scale)
+        torch.testing.assert_close(model(img), model_jit(img))
+
+
+def test_distort():
+    p = torch.rand(3, 2)
+    op_script = torch.jit.script(distort)
+    actual = op_script(p)
+    expected = distort(p)
+    torch.testing.assert_close(actual, expected)
+
+
+def test_distort_values():
+    op_script = torch.jit.script(distort)
+    torch.testing.assert_close(op_script(torch.ones(2)), torch.full((2,), 2.0))
+''',
+}
+
+
+def test_scripted_functions_compared_through_an_alias_or_an_earlier_result_keep_their_script():
+    """`model = f` beside `torch.jit.script(f)`, and `expected = f(p)` computed after the script ran:
+    with `f` in the script's place the test would compare `f` with itself; a test that checks the
+    script against known values loses nothing when the function takes its place."""
+    files = {rel: textwrap.dedent(code).encode() for rel, code in OPS.items()}
+    (test,) = [r for r in run_tree(files, Options(fix="unsafe", plan="unsafe")) if r.path == "tests/test_ops.py"]
+    after = test.new.decode() if test.changed else files["tests/test_ops.py"].decode()
+    assert weakened(files["tests/test_ops.py"].decode(), after) == []
+    assert "model_jit = torch.jit.script(ops.feature.laf_scale)" in after
+    assert after.count("op_script = torch.jit.script(distort)") == 1 and "    op_script = distort\n" in after
+    held = [f for f in test.findings if "with itself" in f.message]
+    assert len(held) == 2

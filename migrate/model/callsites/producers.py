@@ -19,7 +19,7 @@ from ts2export.model.callsites.plans import Plan, OWNERS, export_code, explain, 
 from ts2export.model.callsites.programs import plan_programs, plan_trace_module
 from ts2export.model.callsites.syntax import (
     Asker, EXPORT, EXPORT_LOAD, JIT_LOAD, LITE_METHODS, MODULE_METHODS, MOVE, OPTIMIZE, SCRIPT, TRACE, TRACE_MODULE,
-    argument, call_name, code, shown,
+    argument, call_name, code, enclosing, shown,
 )
 from ts2export.model.callsites.uses import Use, classify_use, keyword_call, keyword_problem, mode_edit, value_expr
 
@@ -188,8 +188,47 @@ def plan_script(rule: Asker, call: cst.Call) -> Plan:
 
 def compares_with_itself(rule: Asker, call: cst.Call, obj: cst.BaseExpression) -> bool:
     """Whether a test would compare ``obj`` with itself if ``torch.jit.script(obj)`` became
-    ``obj``: the test calls ``obj`` itself after the script call (`assert_close(op(x), op_jit(x))`)."""
-    return isinstance(obj, cst.Name) and in_test(rule, call) and _used_after(rule, obj, call) == "called"
+    ``obj``: the test function calls ``obj`` itself, or a name it binds to the same expression,
+    besides what the script made (`assert_close(op(x), op_jit(x))`; `expected = f(x)` before the
+    script; `model = kornia.feature.get_laf_scale` beside `torch.jit.script(kornia.feature.get_laf_scale)`)."""
+    if not in_test(rule, call):
+        return False
+    fn = enclosing(rule, call, (cst.FunctionDef,))
+    if fn is None:
+        return False
+    target = code(obj)
+    same = {target}
+    found: list[cst.Call] = []
+
+    class _Walk(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+                name, value = node.targets[0].target.value, code(node.value)
+                if value == target:
+                    same.add(name)  # `model = kornia.feature.get_laf_scale`
+                elif isinstance(obj, cst.Name) and name == target:
+                    same.add(value)  # `op = imgops.rgb_to_gray`, then `torch.jit.script(op)`
+
+        def visit_Call(self, node: cst.Call) -> None:
+            if node is not call:
+                found.append(node)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is fn
+
+    fn.visit(_Walk())
+    inside = set()
+    for arg in call.args:  # the script call's own argument is not a call of the object beside it
+        arg.value.visit(_Collect(inside))
+    return any(code(c.func) in same for c in found if id(c) not in inside)
+
+
+class _Collect(cst.CSTVisitor):
+    def __init__(self, into: set[int]) -> None:
+        self.into = into
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.into.add(id(node))
 
 
 def in_test(rule: Asker, call: cst.Call) -> bool:
@@ -239,7 +278,7 @@ def plan_eager(rule: Asker, call: cst.Call, why: str) -> Plan | None:
         original = _used_after(rule, model, call)
         if original == "changed":
             return None
-        if original == "called" and in_test(rule, call):
+        if compares_with_itself(rule, call, model):
             # `op_jit = op` beside `assert_close(op(x), op_jit(x))` compares the module with itself:
             # the test would pass whatever the module computes
             return Plan(problem=(f"{why}; and run eager, this test would compare `{shown(model)}` with itself (it calls "
