@@ -88,6 +88,13 @@ class JitAttribute(Rule):
             unsafe=True,
             count=2,
         ),
+        # written as an annotation (a graph library's layer does): the type it names
+        Invalid(
+            "from typing import Optional\n\nimport torch\n\n\nclass M:\n    def __init__(self):\n"
+            "        self.cached: torch.jit.Attribute(None, Optional[float])\n",
+            "from typing import Optional\n\n\nclass M:\n    def __init__(self):\n"
+            "        self.cached: Optional[float]\n",
+        ),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -96,6 +103,14 @@ class JitAttribute(Rule):
         value, type_ = argument(node, 0, "value"), argument(node, 1, "type")
         if value is None or type_ is None:
             self.report(node, "`torch.jit.Attribute(v, T)` without both arguments: replace it by its value by hand")
+            return
+        if isinstance(self.parent(node), cst.Annotation):  # `self.x: torch.jit.Attribute(None, Optional[float])`
+            self.report(
+                node,
+                "`torch.jit.Attribute(v, T)` as an annotation names the type `T` for TorchScript; annotate with `T`",
+                replacement=type_,
+                applicability=Applicability.SAFE,
+            )
             return
         cls = enclosing(self, node, cst.ClassDef)
         name = self._self_attribute(node)
