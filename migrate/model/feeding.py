@@ -203,7 +203,7 @@ class Feeding:
         """Calls of instances of a class in the run's test files (`tests/`, `test_*.py`)."""
         out = []
         for tf, call in self.calls.calls_of(path, qualname):
-            if not _is_test_file(tf.path):
+            if not is_test_file(tf.path):
                 continue
             parent_calls = [n for n in ast.walk(tf.tree) if isinstance(n, ast.Call) and n.func is call]
             out += [(tf, c) for c in parent_calls]  # Model(...)(x)
@@ -291,7 +291,8 @@ def _expects_failure(expr: ast.AST) -> bool:
     return name in EXPECTS_FAILURE
 
 
-def _is_test_file(path: str) -> bool:
+def is_test_file(path: str) -> bool:
+    """A test module: ``test_*.py``, ``*_test.py``, or under a ``test``/``tests`` folder."""
     parts = path.replace(os.sep, "/").split("/")
     name = parts[-1]
     return "tests" in parts[:-1] or "test" in parts[:-1] or name.startswith("test_") or name.endswith("_test.py")

@@ -24,7 +24,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ts2export.record import merge as record_merge
-from ts2export.record.hooks.variants import DynamicDim, example_of, positional_variants
+from ts2export.record.hooks.variants import DynamicDim, example_of, one_program_problem, positional_variants
 
 
 class RecordingError(Exception):
@@ -221,12 +221,7 @@ class Recording:
         for s in sites:  # the dim ranges the proof of an export found it needs
             ranges.update(((s.get("proof") or {}).get("ranges") or {}).get(method) or {})
         ex = example_of(stats, ranges)
-        others = sum(v["calls"] for i, v in enumerate(stats["variants"]) if i != ex.variant) + stats.get("dropped_calls", 0)
-        problem = ex.constants_problem(method)
-        if others:
-            problem = (f"the program called `{method}` with {len(stats['variants']) - 1 or 'other'} other input structure(s) "
-                       f"or dtype(s) ({others} call(s)) besides the one an export takes, which one exported program "
-                       "would refuse (a list of another length, a different string, None for a tensor, another dtype)")
+        problem = one_program_problem(stats, ex, method)
         return RecordedInputs(
             method=method,
             sites=tuple(s["id"] for s in sites),

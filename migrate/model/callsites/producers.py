@@ -17,6 +17,7 @@ from ts2export.model.callsites.examples import (
 from ts2export.model.callsites.models import model_problem, exported_methods, is_function, model_class
 from ts2export.model.callsites.plans import Plan, OWNERS, export_code, explain, lowered, plan_uses, suppressed
 from ts2export.model.callsites.programs import plan_programs, plan_trace_module
+from ts2export.model.feeding import is_test_file
 from ts2export.model.callsites.syntax import (
     Asker, EXPORT, EXPORT_LOAD, JIT_LOAD, LITE_METHODS, MODULE_METHODS, MOVE, OPTIMIZE, SCRIPT, TRACE, TRACE_MODULE,
     argument, call_name, code, enclosing, shown,
@@ -234,9 +235,7 @@ class _Collect(cst.CSTVisitor):
 def in_test(rule: Asker, call: cst.Call) -> bool:
     """Whether ``call`` is in test code: a test module (``test_*.py``, ``*_test.py``, under ``tests/``)
     or a ``test*`` function."""
-    parts = relative_path(rule).replace("\\", "/").split("/")
-    name = parts[-1]
-    if name.startswith("test_") or name.endswith("_test.py") or {"test", "tests"} & set(parts[:-1]):
+    if is_test_file(relative_path(rule)):
         return True
     return any(d.rsplit(".", 1)[-1].startswith("test") for d in rule.enclosing_defs(call))
 

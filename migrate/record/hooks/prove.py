@@ -165,17 +165,9 @@ def _prove_method(torch, eager, compiled, name, entry, function) -> dict:
     ex = variants.example_of(stats)
     if ex.args_code is None:
         return {"verdict": "skipped", "error": "; ".join(ex.notes) or "the inputs cannot be rebuilt"}
-    others = sum(v["calls"] for i, v in enumerate(stats["variants"]) if i != ex.variant) + stats.get("dropped_calls", 0)
-    if others:
-        # one exported program takes one input structure (the number of items of a list, a string's
-        # value, None or a tensor) and one dtype per input: the calls of the others would fail
-        return {"verdict": "failed", "step": "inputs", "frame": None, "error": (
-            f"the program called `{name}` with {len(stats['variants']) - 1 or 'other'} other input structure(s) or "
-            f"dtype(s) ({others} call(s)) besides the one an export takes, which one exported program would refuse "
-            "(a list of another length, a different string, None for a tensor, another dtype)")}
-    constants = ex.constants_problem(name)
-    if constants:
-        return {"verdict": "failed", "step": "inputs", "frame": None, "error": constants}
+    problem = variants.one_program_problem(stats, ex, name)
+    if problem:
+        return {"verdict": "failed", "step": "inputs", "frame": None, "error": problem}
     step = "example"
     ranges: dict = {}
     try:

@@ -400,6 +400,20 @@ class Example:
                 "program fixes such an input to the value of its example and refuses a call with another value")
 
 
+def one_program_problem(stats: dict, ex: Example, method: str) -> str | None:
+    """Why one exported program cannot serve every call of ``method`` the merged ``stats`` saw
+    (``ex``: their example): calls of other input structures or dtypes, or other values of a bool,
+    number or string input; None when it can."""
+    others = sum(v["calls"] for i, v in enumerate(stats["variants"]) if i != ex.variant) + stats.get("dropped_calls", 0)
+    if others:
+        # one exported program takes one input structure (the number of items of a list, a string's
+        # value, None or a tensor) and one dtype per input: the calls of the others would fail
+        return (f"the program called `{method}` with {len(stats['variants']) - 1 or 'other'} other input structure(s) or "
+                f"dtype(s) ({others} call(s)) besides the one an export takes, which one exported program would refuse "
+                "(a list of another length, a different string, None for a tensor, another dtype)")
+    return ex.constants_problem(method)
+
+
 def example_of(stats: dict, ranges: dict | None = None) -> Example:
     """The example of a method's merged stats (variants already positional, see positional_variants).
     `ranges`: dim name -> [min or None, max], or "dynamic" (Dim.DYNAMIC): what a proof found export
